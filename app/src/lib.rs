@@ -1,0 +1,48 @@
+//! Gable's Leptos application, shared by the server (`ssr`) and the browser (`hydrate`).
+//!
+//! The dependency trap: `server` depends on `app`, so server functions here cannot call
+//! into `server`. Server functions therefore talk to small service traits that `app`
+//! defines under `ssr` and that `server` provides through Leptos context
+//! (see `docs/architecture.md`).
+
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_router::{
+    components::{Route, Router, Routes},
+    StaticSegment,
+};
+
+mod pages;
+
+/// The HTML document around every console page.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <AutoReload options=options.clone()/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="gable" href="/pkg/gable.css"/>
+        <Title text="Gable"/>
+        <Router>
+            <Routes fallback=pages::NotFound>
+                <Route path=StaticSegment("") view=pages::Home/>
+            </Routes>
+        </Router>
+    }
+}

@@ -1,0 +1,595 @@
+//! The 38 collections. Each entry is the one place its fields, relations, list options,
+//! property path and write rules are declared; see `registry` for what each part means.
+//!
+//! Statuses that belong to a state machine are read-only here: records move between
+//! states through actions (`POST /v1/{resource}/{id}/{action}`), never by PATCH.
+
+use super::registry::{
+    Access, Collection, Default as D, Field, JsonShape, PropertyPath as P, Rule, Ty::*, Writes,
+};
+
+const fn f(name: &'static str, ty: super::registry::Ty) -> Field {
+    Field::new(name, ty)
+}
+const fn name() -> Field {
+    f("name", Str { max: 200 }).required().sort().doc("Display name.")
+}
+const fn email() -> Field {
+    f("email", Email).filter()
+}
+const fn phone() -> Field {
+    f("phone", Str { max: 40 })
+}
+const fn currency() -> Field {
+    f("currency", Currency).required().filter().doc("ISO 4217 code of every amount on this record.")
+}
+const fn property_ref() -> Field {
+    f("property_id", Ref("properties")).required().create_only().filter()
+}
+/// The derived property of a record whose property comes through its parents.
+const fn derived_property() -> Field {
+    Field { access: Access::ReadOnly, ..f("property_id", Ref("properties")).filter() }
+        .doc("The property this record belongs to, derived from its parent records.")
+}
+const fn status(states: &'static [&'static str], initial: &'static str) -> Field {
+    f("status", Enum(states)).read_only().default(D::Str(initial)).sort()
+        .doc("Current state; changed by actions only.")
+}
+const fn address() -> Field {
+    f("address", Json(JsonShape::Address))
+}
+
+pub static COLLECTIONS: &[Collection] = &[
+    Collection {
+        name: "organizations", object: "organization", table: "organizations",
+        doc: "Units of the tenant's business: brands, regions, divisions.",
+        fields: &[
+            name(),
+            f("kind", Enum(&["brand", "region", "division", "other"])).default(D::Str("other")).sort(),
+            f("parent_id", Ref("organizations")).filter(),
+        ],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "companies", object: "company", table: "companies",
+        doc: "Legal entities: owner LLCs, management companies.",
+        fields: &[
+            name(),
+            f("kind", Enum(&["owner_entity", "management_company", "service_company", "other"])).default(D::Str("other")).sort(),
+            f("registration_number", Str { max: 100 }).filter(),
+            f("tax_id", Str { max: 100 }),
+            email(),
+            phone(),
+            address(),
+        ],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "users", object: "user", table: "users",
+        doc: "Console staff of the tenant.",
+        fields: &[
+            f("email", Email).required().sort(),
+            name(),
+            f("role_id", Ref("roles")).filter(),
+            f("status", Enum(&["invited", "active", "disabled"])).default(D::Str("active")).sort(),
+            f("last_sign_in_at", DateTime).read_only(),
+        ],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "roles", object: "role", table: "roles",
+        doc: "Named sets of permissions (scopes) given to users.",
+        fields: &[
+            name(),
+            f("description", Str { max: 500 }),
+            f("permissions", StrList { max_items: 100 }).required().doc("Scopes: `{collection}:read`, `{collection}:write`, `*:read` or `*`."),
+        ],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "owners", object: "owner", table: "owners",
+        doc: "People or companies that own properties.",
+        fields: &[
+            name(),
+            f("kind", Enum(&["person", "company"])).default(D::Str("person")).sort(),
+            email(),
+            phone(),
+            f("company_id", Ref("companies")).filter(),
+            address(),
+        ],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "properties", object: "property", table: "properties",
+        doc: "A managed property: a building complex, a house, a student residence.",
+        fields: &[
+            name(),
+            f("kind", Enum(&["residential", "commercial", "student", "short_term", "mixed"])).required().sort(),
+            f("address", Json(JsonShape::Address)).required(),
+            f("owner_id", Ref("owners")).filter(),
+            f("company_id", Ref("companies")).filter(),
+            f("organization_id", Ref("organizations")).filter(),
+            f("timezone", Str { max: 64 }).default(D::Str("UTC")).doc("IANA time zone of the property."),
+            f("status", Enum(&["active", "archived"])).default(D::Str("active")).sort(),
+        ],
+        property: P::SelfId, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "buildings", object: "building", table: "buildings",
+        doc: "A building of a property.",
+        fields: &[
+            property_ref(),
+            name(),
+            address(),
+            f("floors", Int { min: 0, max: 300 }),
+        ],
+        property: P::Direct, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "units", object: "unit", table: "units",
+        doc: "A rentable unit: an apartment, a house, a commercial space.",
+        fields: &[
+            property_ref(),
+            f("building_id", Ref("buildings")).create_only().filter(),
+            f("number", Str { max: 50 }).required().sort().doc("Unit number or name, e.g. `4B`."),
+            f("floor", Int { min: -10, max: 300 }),
+            f("bedrooms", Int { min: 0, max: 50 }).filter(),
+            f("bathrooms", Num { min: 0.0, max: 50.0 }).filter(),
+            f("area", Num { min: 0.0, max: 1.0e7 }),
+            f("area_unit", Enum(&["sqft", "sqm"])).default(D::Str("sqm")),
+            f("market_rent", Money).filter(),
+            f("currency", Currency).filter(),
+        ],
+        property: P::Direct, writes: Writes::Full, metadata: true,
+        rules: &[Rule::SameProperty("building_id")], indexes: &[],
+    },
+    Collection {
+        name: "rooms", object: "room", table: "rooms",
+        doc: "A room of a unit, let on its own in co-living and student housing.",
+        fields: &[
+            f("unit_id", Ref("units")).required().create_only().filter(),
+            derived_property(),
+            name(),
+            f("kind", Enum(&["bedroom", "studio", "shared", "other"])).default(D::Str("bedroom")),
+            f("area", Num { min: 0.0, max: 1.0e6 }),
+            f("market_rent", Money),
+            f("currency", Currency),
+        ],
+        property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "beds", object: "bed", table: "beds",
+        doc: "A bed in a shared room.",
+        fields: &[
+            f("room_id", Ref("rooms")).required().create_only().filter(),
+            derived_property(),
+            f("label", Str { max: 50 }).required().sort(),
+            f("kind", Enum(&["single", "double", "bunk_upper", "bunk_lower"])).default(D::Str("single")),
+            f("market_rent", Money),
+            f("currency", Currency),
+        ],
+        property: P::Via(&["room_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "listings", object: "listing", table: "listings",
+        doc: "A unit advertised for rent.",
+        fields: &[
+            f("unit_id", Ref("units")).required().create_only().filter(),
+            derived_property(),
+            f("title", Str { max: 200 }).required(),
+            f("description", Text),
+            f("rent", Money).required().filter(),
+            f("deposit", Money),
+            currency(),
+            f("available_on", Date).filter(),
+            status(&["draft", "published", "unlisted"], "draft"),
+            f("published_at", DateTime).read_only(),
+        ],
+        property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "leads", object: "lead", table: "leads",
+        doc: "A prospective resident's enquiry.",
+        fields: &[
+            f("listing_id", Ref("listings")).create_only().filter(),
+            derived_property(),
+            name(),
+            email(),
+            phone(),
+            f("source", Enum(&["website", "portal", "referral", "walk_in", "phone", "other"])).default(D::Str("website")).sort(),
+            f("message", Text),
+            status(&["new", "contacted", "qualified", "converted", "lost"], "new"),
+        ],
+        property: P::Via(&["listing_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "viewings", object: "viewing", table: "viewings",
+        doc: "A scheduled showing of a listing to a lead.",
+        fields: &[
+            f("listing_id", Ref("listings")).required().create_only().filter(),
+            f("lead_id", Ref("leads")).filter(),
+            derived_property(),
+            f("starts_at", DateTime).required().sort(),
+            f("ends_at", DateTime),
+            f("notes", Text),
+            status(&["booked", "completed", "cancelled", "no_show"], "booked"),
+        ],
+        property: P::Via(&["listing_id"]), writes: Writes::Full, metadata: true,
+        rules: &[Rule::After { earlier: "starts_at", later: "ends_at" }], indexes: &[],
+    },
+    Collection {
+        name: "applications", object: "application", table: "applications",
+        doc: "A rental application for a listing or unit.",
+        fields: &[
+            f("listing_id", Ref("listings")).create_only().filter(),
+            f("unit_id", Ref("units")).create_only().filter(),
+            derived_property(),
+            f("applicants", Json(JsonShape::People)).required(),
+            f("monthly_income", Money),
+            f("currency", Currency),
+            f("desired_move_in", Date).filter(),
+            status(&["draft", "submitted", "screening", "approved", "denied", "withdrawn", "converted"], "draft"),
+            f("submitted_at", DateTime).read_only(),
+        ],
+        property: P::Via(&["unit_id", "listing_id"]), writes: Writes::Full, metadata: true,
+        rules: &[Rule::OneOf(&["listing_id", "unit_id"])], indexes: &[],
+    },
+    Collection {
+        name: "screening", object: "screening", table: "screenings",
+        doc: "A background and credit screening of an application.",
+        fields: &[
+            f("application_id", Ref("applications")).required().create_only().filter(),
+            derived_property(),
+            f("provider", Str { max: 100 }),
+            status(&["pending", "completed"], "pending"),
+            f("result", Enum(&["clear", "consider", "fail"])).read_only().filter(),
+            f("completed_at", DateTime).read_only(),
+        ],
+        property: P::Via(&["application_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "leases", object: "lease", table: "leases",
+        doc: "A residential or commercial lease of a unit.",
+        fields: &[
+            f("unit_id", Ref("units")).required().create_only().filter(),
+            derived_property(),
+            f("application_id", Ref("applications")).create_only().filter(),
+            f("start_date", Date).required().sort(),
+            f("end_date", Date).filter().doc("Last day of the lease; absent for a periodic lease."),
+            f("rent", Money).required().filter(),
+            f("deposit", Money),
+            currency(),
+            f("rent_due_day", Int { min: 1, max: 28 }).default(D::Int(1)).doc("Day of the month rent falls due."),
+            status(&["draft", "sent", "signed", "active", "ended", "terminated", "cancelled"], "draft"),
+        ],
+        property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true,
+        rules: &[Rule::After { earlier: "start_date", later: "end_date" }],
+        indexes: &[&["status", "created_at", "id"], &["status", "start_date", "id"]],
+    },
+    Collection {
+        name: "signatures", object: "signature", table: "signatures",
+        doc: "One signer's signature on a lease.",
+        fields: &[
+            f("lease_id", Ref("leases")).required().create_only().filter(),
+            derived_property(),
+            f("signer_name", Str { max: 200 }).required(),
+            f("signer_email", Email).required().filter(),
+            f("role", Enum(&["tenant", "guarantor", "landlord"])).default(D::Str("tenant")).sort(),
+            status(&["pending", "signed", "declined"], "pending"),
+            f("signed_at", DateTime).read_only(),
+        ],
+        property: P::Via(&["lease_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "tenancies", object: "tenancy", table: "tenancies",
+        doc: "The occupation of a unit under a lease.",
+        fields: &[
+            f("lease_id", Ref("leases")).required().create_only().filter(),
+            f("unit_id", Ref("units")).required().create_only().filter(),
+            derived_property(),
+            f("occupants", Json(JsonShape::People)),
+            f("move_in_date", Date).filter(),
+            f("move_out_date", Date).filter(),
+            status(&["upcoming", "current", "moved_out"], "upcoming"),
+        ],
+        property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true,
+        rules: &[Rule::After { earlier: "move_in_date", later: "move_out_date" }, Rule::SameProperty("lease_id")],
+        indexes: &[],
+    },
+    Collection {
+        name: "bookings", object: "booking", table: "bookings",
+        doc: "A short stay in a unit.",
+        fields: &[
+            f("unit_id", Ref("units")).required().create_only().filter(),
+            f("listing_id", Ref("listings")).create_only().filter(),
+            f("guest_id", Ref("guests")).filter(),
+            derived_property(),
+            f("check_in", Date).required().sort(),
+            f("check_out", Date).required().sort(),
+            f("guests_count", Int { min: 1, max: 50 }).default(D::Int(1)),
+            f("total", Money),
+            f("currency", Currency),
+            status(&["inquiry", "confirmed", "checked_in", "checked_out", "cancelled"], "inquiry"),
+        ],
+        property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true,
+        rules: &[Rule::After { earlier: "check_in", later: "check_out" }, Rule::SameProperty("listing_id")],
+        indexes: &[],
+    },
+    Collection {
+        name: "guests", object: "guest", table: "guests",
+        doc: "A short-stay guest.",
+        fields: &[
+            name(),
+            email(),
+            phone(),
+            status(&["expected", "checked_in", "checked_out"], "expected"),
+        ],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "charges", object: "charge", table: "charges",
+        doc: "An amount owed under a lease or booking.",
+        fields: &[
+            f("lease_id", Ref("leases")).create_only().filter(),
+            f("booking_id", Ref("bookings")).create_only().filter(),
+            derived_property(),
+            f("kind", Enum(&["rent", "deposit", "fee", "utility"])).required().sort(),
+            f("amount", Money).required().filter(),
+            currency(),
+            f("due_date", Date).required().sort(),
+            f("description", Str { max: 500 }),
+        ],
+        property: P::Via(&["lease_id", "booking_id"]), writes: Writes::Full, metadata: true,
+        rules: &[Rule::OneOf(&["lease_id", "booking_id"])], indexes: &[&["due_date", "id"]],
+    },
+    Collection {
+        name: "invoices", object: "invoice", table: "invoices",
+        doc: "A bill grouping charges. `overdue` is derived: open and past its due date.",
+        fields: &[
+            f("lease_id", Ref("leases")).create_only().filter(),
+            f("booking_id", Ref("bookings")).create_only().filter(),
+            derived_property(),
+            f("charge_ids", RefList("charges")).doc("The charges this invoice bills."),
+            f("amount_due", Money).required().filter(),
+            f("amount_paid", Money).read_only().default(D::Zero),
+            currency(),
+            f("due_date", Date).required().sort(),
+            status(&["draft", "open", "paid", "void"], "draft"),
+        ],
+        property: P::Via(&["lease_id", "booking_id"]), writes: Writes::Full, metadata: true,
+        rules: &[Rule::OneOf(&["lease_id", "booking_id"])], indexes: &[],
+    },
+    Collection {
+        name: "payments", object: "payment", table: "payments",
+        doc: "Money received. Never deleted: a mistaken payment is reversed.",
+        fields: &[
+            f("amount", Money).required().filter(),
+            currency(),
+            f("invoice_id", Ref("invoices")).create_only().filter(),
+            derived_property(),
+            f("method", Enum(&["card", "bank_transfer", "ach", "cash", "check", "other"])).default(D::Str("card")).sort(),
+            f("scenario", Enum(&["succeeded", "failed", "reversed"])).create_only().filter()
+                .doc("Sandbox only: the outcome the test payment simulates."),
+            status(&["pending", "succeeded", "failed", "reversed"], "pending"),
+            f("failure_reason", Str { max: 500 }).read_only(),
+        ],
+        property: P::Via(&["invoice_id"]), writes: Writes::NoDelete, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "refunds", object: "refund", table: "refunds",
+        doc: "Money returned against a payment.",
+        fields: &[
+            f("payment_id", Ref("payments")).required().create_only().filter(),
+            derived_property(),
+            f("amount", Money).required().filter(),
+            currency(),
+            f("reason", Str { max: 500 }),
+            status(&["pending", "succeeded", "failed"], "pending"),
+        ],
+        property: P::Via(&["payment_id"]), writes: Writes::NoDelete, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "accounting-entries", object: "accounting_entry", table: "accounting_entries",
+        doc: "An immutable, balanced double-entry journal entry. Corrections are reversing entries.",
+        fields: &[
+            f("lines", Json(JsonShape::LedgerLines)).required().create_only()
+                .doc("Debit and credit lines; debits equal credits."),
+            currency(),
+            f("posted_on", Date).required().sort(),
+            f("memo", Str { max: 500 }),
+            f("source_type", Str { max: 64 }).create_only().filter().doc("The kind of record that caused the entry."),
+            f("source_id", Uuid).create_only().filter(),
+            f("property_id", Ref("properties")).create_only().filter(),
+            f("reverses_id", Ref("accounting-entries")).create_only().filter(),
+        ],
+        property: P::Direct, writes: Writes::CreateOnly, metadata: false,
+        rules: &[Rule::Balanced("lines")], indexes: &[],
+    },
+    Collection {
+        name: "workorders", object: "workorder", table: "workorders",
+        doc: "A maintenance job.",
+        fields: &[
+            property_ref(),
+            f("unit_id", Ref("units")).filter(),
+            f("title", Str { max: 200 }).required(),
+            f("description", Text),
+            f("category", Enum(&["plumbing", "electrical", "hvac", "appliance", "structural", "pest", "cleaning", "other"])).default(D::Str("other")).sort(),
+            f("priority", Enum(&["low", "normal", "high", "emergency"])).default(D::Str("normal")).sort(),
+            f("sla_due_at", DateTime).filter(),
+            f("vendor_id", Ref("vendors")).filter(),
+            status(&["open", "assigned", "in_progress", "on_hold", "completed", "cancelled"], "open"),
+            f("completed_at", DateTime).read_only(),
+        ],
+        property: P::Direct, writes: Writes::Full, metadata: true,
+        rules: &[Rule::SameProperty("unit_id")], indexes: &[],
+    },
+    Collection {
+        name: "inspections", object: "inspection", table: "inspections",
+        doc: "A move-in, move-out or routine inspection of a unit.",
+        fields: &[
+            f("unit_id", Ref("units")).required().create_only().filter(),
+            derived_property(),
+            f("kind", Enum(&["move_in", "move_out", "routine"])).required().sort(),
+            f("scheduled_for", DateTime).filter(),
+            f("items", Json(JsonShape::InspectionItems)),
+            status(&["scheduled", "completed"], "scheduled"),
+            f("completed_at", DateTime).read_only(),
+        ],
+        property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "assets", object: "asset", table: "assets",
+        doc: "Equipment of a property or unit: appliances, systems.",
+        fields: &[
+            property_ref(),
+            f("unit_id", Ref("units")).filter(),
+            name(),
+            f("kind", Enum(&["appliance", "system", "fixture", "vehicle", "other"])).default(D::Str("other")).sort(),
+            f("manufacturer", Str { max: 100 }),
+            f("model", Str { max: 100 }),
+            f("serial_number", Str { max: 100 }).filter(),
+            f("installed_on", Date),
+            f("warranty_expires_on", Date).filter(),
+        ],
+        property: P::Direct, writes: Writes::Full, metadata: true,
+        rules: &[Rule::SameProperty("unit_id")], indexes: &[],
+    },
+    Collection {
+        name: "vendors", object: "vendor", table: "vendors",
+        doc: "A contractor or supplier.",
+        fields: &[
+            name(),
+            f("trade", Str { max: 100 }).filter(),
+            email(),
+            phone(),
+            f("status", Enum(&["active", "inactive"])).default(D::Str("active")).sort(),
+        ],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "purchase-orders", object: "purchase_order", table: "purchase_orders",
+        doc: "An order to a vendor, usually for a work order.",
+        fields: &[
+            f("vendor_id", Ref("vendors")).required().filter(),
+            f("workorder_id", Ref("workorders")).create_only().filter(),
+            derived_property(),
+            f("lines", Json(JsonShape::OrderLines)).required(),
+            currency(),
+            status(&["draft", "approved", "sent", "received", "closed"], "draft"),
+        ],
+        property: P::Via(&["workorder_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "documents", object: "document", table: "documents",
+        doc: "A file kept for a record: a lease PDF, an insurance certificate.",
+        fields: &[
+            f("title", Str { max: 200 }).required().sort(),
+            f("kind", Enum(&["lease", "identity", "insurance", "certificate", "inspection_report", "invoice", "other"])).required().sort(),
+            f("url", Url),
+            f("related_type", Str { max: 64 }).filter().doc("The collection of the record this document belongs to."),
+            f("related_id", Uuid).filter(),
+            f("property_id", Ref("properties")).create_only().filter(),
+            f("expires_at", DateTime).filter(),
+        ],
+        property: P::Direct, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "tasks", object: "task", table: "tasks",
+        doc: "A to-do for staff.",
+        fields: &[
+            f("title", Str { max: 200 }).required(),
+            f("description", Text),
+            f("assignee_id", Ref("users")).filter(),
+            f("property_id", Ref("properties")).create_only().filter(),
+            f("due_at", DateTime).filter(),
+            status(&["open", "in_progress", "done", "cancelled"], "open"),
+        ],
+        property: P::Direct, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "messages", object: "message", table: "messages",
+        doc: "A message in a thread between staff and residents, guests or applicants.",
+        fields: &[
+            f("thread_id", Uuid).filter().doc("Groups the messages of one conversation."),
+            f("channel", Enum(&["email", "sms", "portal", "internal"])).default(D::Str("portal")).sort(),
+            f("direction", Enum(&["inbound", "outbound"])).required().sort(),
+            f("sender_name", Str { max: 200 }),
+            f("recipient", Str { max: 320 }),
+            f("subject", Str { max: 300 }),
+            f("body", Text).required(),
+            f("property_id", Ref("properties")).create_only().filter(),
+        ],
+        property: P::Direct, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "events", object: "event", table: "events",
+        doc: "Something that happened, kept 30 days. Written by Gable only.",
+        fields: &[
+            f("type", Str { max: 64 }).required().sort(),
+            f("api_version", Str { max: 10 }).required(),
+            f("data", Json(JsonShape::Object)).required(),
+            f("related_object_id", Uuid).filter(),
+            f("property_id", Ref("properties")).filter(),
+        ],
+        property: P::Direct, writes: Writes::None, metadata: false, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "reports", object: "report", table: "reports",
+        doc: "A requested report run.",
+        fields: &[
+            f("kind", Enum(&["rent_roll", "occupancy", "delinquency", "ledger"])).required().create_only().sort(),
+            f("parameters", Json(JsonShape::Object)).create_only(),
+            status(&["queued", "completed", "failed"], "queued"),
+            f("result", Json(JsonShape::Object)).read_only(),
+            f("completed_at", DateTime).read_only(),
+        ],
+        property: P::None, writes: Writes::NoDelete, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "webhooks", object: "webhook", table: "webhooks",
+        doc: "A webhook subscription.",
+        fields: &[
+            f("url", Url).required(),
+            f("events", StrList { max_items: 50 }).required().doc("Event types, or `[\"*\"]` for all."),
+            f("description", Str { max: 500 }),
+            f("status", Enum(&["enabled", "disabled"])).default(D::Str("enabled")).sort(),
+        ],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "webhook-deliveries", object: "webhook_delivery", table: "webhook_deliveries",
+        doc: "The delivery register: every attempt to deliver an event. Written by Gable only.",
+        fields: &[
+            f("webhook_id", Ref("webhooks")).required().filter(),
+            f("event_id", Ref("events")).required().filter(),
+            f("attempt", Int { min: 1, max: 100 }).required(),
+            f("status", Enum(&["pending", "succeeded", "retrying", "failed"])).required().sort(),
+            f("response_status", Int { min: 0, max: 999 }).filter(),
+            f("response_excerpt", Text),
+            f("latency_ms", Int { min: 0, max: i64::MAX }),
+            f("next_attempt_at", DateTime).filter(),
+        ],
+        property: P::None, writes: Writes::None, metadata: false, rules: &[], indexes: &[],
+    },
+    Collection {
+        name: "flow-tokens", object: "flow_token", table: "flow_tokens",
+        doc: "A short-lived token for an embeddable flow, bound to one origin and subject.",
+        fields: &[
+            f("flow", Enum(&["rental-application", "booking", "payment", "tenant-portal"])).required().create_only().sort(),
+            f("origin", Origin).required().create_only().doc("The only origin allowed to frame the flow."),
+            f("listing_id", Ref("listings")).create_only().filter(),
+            f("unit_id", Ref("units")).create_only().filter(),
+            f("invoice_id", Ref("invoices")).create_only().filter(),
+            f("lease_id", Ref("leases")).create_only().filter(),
+            derived_property(),
+            f("expires_at", DateTime).read_only(),
+        ],
+        property: P::Via(&["unit_id", "listing_id", "lease_id", "invoice_id"]), writes: Writes::CreateOnly,
+        metadata: false, rules: &[], indexes: &[],
+    },
+];
+
+/// Looks a collection up by its path segment.
+pub fn collection(name: &str) -> Option<&'static Collection> {
+    COLLECTIONS.iter().find(|c| c.name == name)
+}

@@ -1,0 +1,358 @@
+//! List requests: limit, cursor, sort, filters and sparse fieldsets, parsed from the
+//! query string into a typed plan (DESIGN.md §4). No HTTP and no SQL here.
+
+use serde_json::Value as Json;
+use sha2::{Digest, Sha256};
+
+use super::record::{CREATED_AT, ID, UPDATED_AT};
+use super::registry::{Collection, Field, Ty};
+use super::value::{parse_date, parse_datetime, parse_money, Val};
+use crate::error::{Error, Result};
+
+pub const DEFAULT_LIMIT: u32 = 25;
+pub const MAX_LIMIT: u32 = 100;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Eq,
+    Ne,
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+    In,
+    Nin,
+    Exists,
+}
+
+impl Op {
+    pub const ALL: &'static [&'static str] = &["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"];
+
+    fn parse(s: &str) -> Option<Op> {
+        Some(match s {
+            "eq" => Op::Eq,
+            "ne" => Op::Ne,
+            "gt" => Op::Gt,
+            "gte" => Op::Gte,
+            "lt" => Op::Lt,
+            "lte" => Op::Lte,
+            "in" => Op::In,
+            "nin" => Op::Nin,
+            "exists" => Op::Exists,
+            _ => return None,
+        })
+    }
+    fn name(self) -> &'static str {
+        Op::ALL[self as usize]
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Filter {
+    pub field: &'static Field,
+    pub op: Op,
+    /// One value, or several for `in`/`nin`; for `exists`, a single `Bool`.
+    pub values: Vec<Val>,
+    raw: String,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct SortKey {
+    pub field: &'static Field,
+    pub desc: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ListQuery {
+    pub limit: u32,
+    pub sort: Vec<SortKey>,
+    pub filters: Vec<Filter>,
+    pub fields: Option<Vec<&'static str>>,
+    pub cursor: Option<String>,
+}
+
+/// Finds a field by name, the system fields included.
+pub fn lookup(c: &Collection, name: &str) -> Option<&'static Field> {
+    match name {
+        "id" => Some(&ID),
+        "created_at" => Some(&CREATED_AT),
+        "updated_at" => Some(&UPDATED_AT),
+        _ => c.field(name),
+    }
+}
+
+/// Names usable in `fields[...]`.
+fn selectable(c: &Collection, name: &str) -> Option<&'static str> {
+    const SYS: &[&str] = &["id", "object", "livemode", "created_at", "updated_at"];
+    if let Some(s) = SYS.iter().find(|s| **s == name) {
+        return Some(s);
+    }
+    if c.metadata && name == "metadata" {
+        return Some("metadata");
+    }
+    c.field(name).map(|f| f.name)
+}
+
+impl ListQuery {
+    /// Parses a list request's query pairs. Every unknown or malformed parameter is a
+    /// 400 naming it.
+    pub fn parse(c: &'static Collection, pairs: &[(String, String)]) -> Result<ListQuery> {
+        let mut q = ListQuery { limit: DEFAULT_LIMIT, sort: vec![], filters: vec![], fields: None, cursor: None };
+        let mut seen = std::collections::HashSet::new();
+        let mut currency_eq: Option<String> = None;
+        let mut money_filters = vec![];
+        for (key, value) in pairs {
+            if !seen.insert(key.as_str()) {
+                return Err(Error::parameter(key, "is given more than once"));
+            }
+            match key.as_str() {
+                "limit" => q.limit = parse_limit(value)?,
+                "cursor" => {
+                    if value.is_empty() {
+                        return Err(Error::InvalidCursor);
+                    }
+                    q.cursor = Some(value.clone())
+                }
+                "sort" => q.sort = parse_sort(c, value)?,
+                k if k.starts_with("fields[") => {
+                    let inner = bracket(k, "fields").ok_or_else(|| Error::parameter(k, "is not a parameter; use fields[<collection>]"))?;
+                    if inner.len() != 1 || inner[0] != c.name {
+                        return Err(Error::parameter(k, format!("must be fields[{}] on this list", c.name)));
+                    }
+                    let mut fs = vec![];
+                    for name in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                        let f = selectable(c, name).ok_or_else(|| Error::parameter(k, format!("`{name}` is not a field of {}", c.name)))?;
+                        if !fs.contains(&f) {
+                            fs.push(f);
+                        }
+                    }
+                    if fs.is_empty() {
+                        return Err(Error::parameter(k, "must name at least one field"));
+                    }
+                    q.fields = Some(fs);
+                }
+                k if k.starts_with("filter[") => {
+                    let inner = bracket(k, "filter").ok_or_else(|| Error::parameter(k, "is not a parameter; use filter[<field>] or filter[<field>][<op>]"))?;
+                    let (name, op) = match inner.as_slice() {
+                        [name] => (*name, Op::Eq),
+                        [name, op] => (*name, Op::parse(op).ok_or_else(|| {
+                            Error::parameter(k, format!("`{op}` is not an operator; use one of {}", Op::ALL.join(", ")))
+                        })?),
+                        _ => return Err(Error::parameter(k, "use filter[<field>] or filter[<field>][<op>]")),
+                    };
+                    let field = lookup(c, name).ok_or_else(|| Error::parameter(k, format!("`{name}` is not a field of {}", c.name)))?;
+                    if !field.filterable {
+                        return Err(Error::parameter(k, format!("`{name}` cannot be filtered on")));
+                    }
+                    if field.name == "currency" && op == Op::Eq {
+                        currency_eq = Some(value.clone());
+                    }
+                    if field.ty == Ty::Money {
+                        money_filters.push((k.to_string(), field, op, value.clone()));
+                        continue;
+                    }
+                    let values = parse_filter_values(k, field, op, value, None)?;
+                    q.filters.push(Filter { field, op, values, raw: value.clone() });
+                }
+                other => return Err(Error::parameter(other, "is not a parameter of this list")),
+            }
+        }
+        // Amounts are stored in minor units, so an amount filter needs the currency.
+        for (k, field, op, value) in money_filters {
+            let Some(cur) = &currency_eq else {
+                return Err(Error::parameter(&k, "filtering on an amount needs filter[currency] too"));
+            };
+            let values = parse_filter_values(&k, field, op, &value, Some(cur))?;
+            q.filters.push(Filter { field, op, values, raw: value });
+        }
+        if q.sort.is_empty() {
+            q.sort = vec![SortKey { field: &CREATED_AT, desc: true }];
+        }
+        // `id` breaks ties, in the direction of the last key so one index serves the scan.
+        if !q.sort.iter().any(|k| k.field.name == "id") {
+            let desc = q.sort.last().is_some_and(|k| k.desc);
+            q.sort.push(SortKey { field: &ID, desc });
+        }
+        Ok(q)
+    }
+
+    /// A digest of what the cursor is bound to: the collection, sort and filters.
+    pub fn binding(&self, c: &Collection) -> String {
+        let mut h = Sha256::new();
+        h.update(c.name.as_bytes());
+        for k in &self.sort {
+            h.update([0, k.desc as u8]);
+            h.update(k.field.name.as_bytes());
+        }
+        let mut filters: Vec<String> =
+            self.filters.iter().map(|f| format!("{}\u{1}{}\u{1}{}", f.field.name, f.op.name(), f.raw)).collect();
+        filters.sort();
+        for f in filters {
+            h.update([2]);
+            h.update(f.as_bytes());
+        }
+        hex::encode(&h.finalize()[..16])
+    }
+}
+
+fn parse_limit(v: &str) -> Result<u32> {
+    let n: i64 = v.trim().parse().map_err(|_| Error::parameter("limit", format!("must be an integer from 1 to {MAX_LIMIT}")))?;
+    if !(1..=MAX_LIMIT as i64).contains(&n) {
+        return Err(Error::parameter("limit", format!("must be from 1 to {MAX_LIMIT}, got {n}")));
+    }
+    Ok(n as u32)
+}
+
+fn parse_sort(c: &Collection, v: &str) -> Result<Vec<SortKey>> {
+    let mut keys: Vec<SortKey> = vec![];
+    for part in v.split(',').map(str::trim) {
+        let (desc, name) = match part.strip_prefix('-') {
+            Some(n) => (true, n),
+            None => (false, part),
+        };
+        if name.is_empty() {
+            return Err(Error::parameter("sort", "has an empty key"));
+        }
+        let field = lookup(c, name).ok_or_else(|| Error::parameter("sort", format!("`{name}` is not a field of {}", c.name)))?;
+        if !field.sortable {
+            return Err(Error::parameter("sort", format!("`{name}` cannot be sorted on")));
+        }
+        if keys.iter().any(|k| k.field.name == name) {
+            return Err(Error::parameter("sort", format!("`{name}` is given twice")));
+        }
+        keys.push(SortKey { field, desc });
+        if field.name == "id" {
+            break;
+        }
+    }
+    if keys.len() > 4 {
+        return Err(Error::parameter("sort", "at most 4 keys"));
+    }
+    Ok(keys)
+}
+
+/// `filter[a][b]` → `["a", "b"]`.
+fn bracket<'a>(key: &'a str, prefix: &str) -> Option<Vec<&'a str>> {
+    let mut rest = key.strip_prefix(prefix)?;
+    let mut parts = vec![];
+    while !rest.is_empty() {
+        let inner = rest.strip_prefix('[')?;
+        let end = inner.find(']')?;
+        let part = &inner[..end];
+        if part.is_empty() {
+            return None;
+        }
+        parts.push(part);
+        rest = &inner[end + 1..];
+    }
+    (!parts.is_empty()).then_some(parts)
+}
+
+fn parse_filter_values(k: &str, field: &'static Field, op: Op, raw: &str, currency: Option<&str>) -> Result<Vec<Val>> {
+    if op == Op::Exists {
+        return match raw {
+            "true" => Ok(vec![Val::Bool(true)]),
+            "false" => Ok(vec![Val::Bool(false)]),
+            _ => Err(Error::parameter(k, "must be true or false")),
+        };
+    }
+    let parts: Vec<&str> = if matches!(op, Op::In | Op::Nin) {
+        raw.split(',').collect()
+    } else {
+        vec![raw]
+    };
+    if parts.len() > 100 {
+        return Err(Error::parameter(k, "at most 100 values"));
+    }
+    let ordered = matches!(op, Op::Gt | Op::Gte | Op::Lt | Op::Lte);
+    if ordered && matches!(field.ty, Ty::Enum(_) | Ty::Bool | Ty::Ref(_) | Ty::Uuid | Ty::Email | Ty::Currency) && field.name != "id" {
+        return Err(Error::parameter(k, format!("`{}` cannot be compared with {}", field.name, op.name())));
+    }
+    parts.into_iter().map(|p| parse_one(k, field, p, currency)).collect()
+}
+
+fn parse_one(k: &str, field: &'static Field, s: &str, currency: Option<&str>) -> Result<Val> {
+    let bad = |what: &str| Error::parameter(k, format!("`{s}` is not {what}"));
+    Ok(match field.ty {
+        Ty::Str { .. } | Ty::Text | Ty::Email | Ty::Url | Ty::Origin | Ty::Currency => Val::Str(s.to_string()),
+        Ty::Enum(values) => {
+            if !values.contains(&s) {
+                return Err(Error::parameter(k, format!("`{s}` is not one of {}", values.join(", "))));
+            }
+            Val::Str(s.to_string())
+        }
+        Ty::Int { .. } => Val::Int(s.parse().map_err(|_| bad("an integer"))?),
+        Ty::Num { .. } => {
+            let f: f64 = s.parse().map_err(|_| bad("a number"))?;
+            if !f.is_finite() {
+                return Err(bad("a number"));
+            }
+            Val::Num(f)
+        }
+        Ty::Money => {
+            let cur = currency.unwrap_or("USD");
+            Val::Money(parse_money(k, &Json::String(s.into()), cur).map_err(|_| bad("an amount in that currency"))?)
+        }
+        Ty::Bool => match s {
+            "true" => Val::Bool(true),
+            "false" => Val::Bool(false),
+            _ => return Err(bad("true or false")),
+        },
+        Ty::Date => Val::Date(parse_date(s).ok_or_else(|| bad("a date (YYYY-MM-DD)"))?),
+        Ty::DateTime => Val::DateTime(parse_datetime(s).ok_or_else(|| bad("an RFC 3339 date-time"))?),
+        Ty::Ref(_) | Ty::Uuid => Val::Uuid(uuid::Uuid::parse_str(s).map_err(|_| bad("an id (uuid)"))?),
+        Ty::StrList { .. } | Ty::RefList(_) | Ty::Json(_) | Ty::Metadata => {
+            return Err(Error::parameter(k, "this field cannot be filtered on"))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::collections::collection;
+
+    fn q(pairs: &[(&str, &str)]) -> Result<ListQuery> {
+        let pairs: Vec<(String, String)> = pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        ListQuery::parse(collection("leases").unwrap(), &pairs)
+    }
+
+    #[test]
+    fn parses_sort_filters_and_fields() {
+        let l = q(&[("sort", "-start_date,created_at"), ("filter[status]", "active"), ("filter[end_date][lt]", "2027-01-01"), ("fields[leases]", "id,status")]).unwrap();
+        assert_eq!(l.sort.len(), 3);
+        assert_eq!(l.sort[2].field.name, "id");
+        assert!(!l.sort[2].desc);
+        assert_eq!(l.filters.len(), 2);
+        assert_eq!(l.fields.unwrap(), vec!["id", "status"]);
+    }
+
+    #[test]
+    fn refuses_what_is_unknown() {
+        let name = |r: Result<ListQuery>| match r {
+            Err(Error::InvalidParameter { param, .. }) => param,
+            other => panic!("expected a parameter error, got {other:?}"),
+        };
+        assert_eq!(name(q(&[("limit", "0")])), "limit");
+        assert_eq!(name(q(&[("limit", "101")])), "limit");
+        assert_eq!(name(q(&[("limit", "-5")])), "limit");
+        assert_eq!(name(q(&[("sort", "nope")])), "sort");
+        assert_eq!(name(q(&[("sort", "deposit")])), "sort");
+        assert_eq!(name(q(&[("filter[nope]", "1")])), "filter[nope]");
+        assert_eq!(name(q(&[("filter[status][like]", "a")])), "filter[status][like]");
+        assert_eq!(name(q(&[("filter[status]", "flying")])), "filter[status]");
+        assert_eq!(name(q(&[("fields[units]", "id")])), "fields[units]");
+        assert_eq!(name(q(&[("rent", "1")])), "rent");
+        assert_eq!(name(q(&[("filter[rent][gte]", "100")])), "filter[rent][gte]");
+    }
+
+    #[test]
+    fn binding_depends_on_sort_and_filters() {
+        let c = collection("leases").unwrap();
+        let a = q(&[("filter[status]", "active")]).unwrap().binding(c);
+        let b = q(&[("filter[status]", "draft")]).unwrap().binding(c);
+        let d = q(&[("filter[status]", "active"), ("sort", "start_date")]).unwrap().binding(c);
+        assert_ne!(a, b);
+        assert_ne!(a, d);
+    }
+}

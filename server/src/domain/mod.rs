@@ -1,0 +1,13 @@
+//! Plain-Rust domain: the collection registry, validation, lists and cursors, scopes
+//! and the ledger rules. Nothing here knows HTTP or SQL.
+
+pub mod collections;
+pub mod cursor;
+pub mod flow_tokens;
+pub mod ledger;
+pub mod list;
+pub mod record;
+pub mod registry;
+pub mod scopes;
+pub mod validate;
+pub mod value;

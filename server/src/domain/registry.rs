@@ -1,0 +1,237 @@
+//! The collection registry: one declarative description per collection.
+//!
+//! Validation (`domain::validate`), storage (`store::schema`, `store::records`) and the API
+//! description (`http::api::openapi`) are all driven from these descriptions, so a new
+//! collection is one entry in `domain::collections`.
+
+/// How a field is typed. Each type maps to one column type per database and one JSON
+/// schema; see `store::schema` and `http::api::openapi`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Ty {
+    /// A single-line string of at most `max` characters.
+    Str { max: usize },
+    /// Free text of at most 10,000 characters.
+    Text,
+    Email,
+    /// An absolute `http`/`https` URL.
+    Url,
+    /// An origin: scheme, host and optional port, nothing else.
+    Origin,
+    Enum(&'static [&'static str]),
+    Int { min: i64, max: i64 },
+    /// A non-money quantity (area, bathrooms). Money is never a float: see `Money`.
+    Num { min: f64, max: f64 },
+    /// A decimal amount in the currency's major unit, stored as integer minor units.
+    /// Requires a `currency` field on the same collection.
+    Money,
+    /// An ISO 4217 code.
+    Currency,
+    Bool,
+    Date,
+    DateTime,
+    /// The id of a record of the named collection, in the same tenant and environment.
+    Ref(&'static str),
+    /// A free-form id (a polymorphic reference that is not a foreign key).
+    Uuid,
+    /// A list of short strings (scopes, event names).
+    StrList { max_items: usize },
+    /// A list of ids of the named collection.
+    RefList(&'static str),
+    /// A structured JSON value with a known shape.
+    Json(JsonShape),
+    /// A string-to-string map of at most 50 keys.
+    Metadata,
+}
+
+/// Known shapes of structured fields, each with its own validation and JSON schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonShape {
+    /// `{line1, line2?, city, region?, postal_code?, country}`
+    Address,
+    /// `[{name, email?, phone?}]`
+    People,
+    /// `[{account, debit, credit}]` (accounting lines; amounts in major units)
+    LedgerLines,
+    /// `[{description, quantity, unit_amount}]`
+    OrderLines,
+    /// `[{name, condition?, notes?}]`
+    InspectionItems,
+    /// Any JSON object (event payloads, report parameters and results).
+    Object,
+}
+
+/// Who may write a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Set on create and changeable by PATCH.
+    Write,
+    /// Set on create only; PATCH refuses it (structural parents: a unit never moves).
+    CreateOnly,
+    /// Written by Gable only (state-machine status, derived values, timestamps).
+    ReadOnly,
+}
+
+/// A default applied on create when the field is absent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Default {
+    None,
+    Str(&'static str),
+    Int(i64),
+    Bool(bool),
+    /// Money zero.
+    Zero,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    pub name: &'static str,
+    pub ty: Ty,
+    pub required: bool,
+    pub access: Access,
+    pub default: Default,
+    pub filterable: bool,
+    pub sortable: bool,
+    pub doc: &'static str,
+}
+
+impl Field {
+    pub const fn new(name: &'static str, ty: Ty) -> Self {
+        Field {
+            name,
+            ty,
+            required: false,
+            access: Access::Write,
+            default: Default::None,
+            filterable: false,
+            sortable: false,
+            doc: "",
+        }
+    }
+    pub const fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+    pub const fn create_only(mut self) -> Self {
+        self.access = Access::CreateOnly;
+        self
+    }
+    pub const fn read_only(mut self) -> Self {
+        self.access = Access::ReadOnly;
+        self
+    }
+    pub const fn default(mut self, d: Default) -> Self {
+        self.default = d;
+        self
+    }
+    pub const fn filter(mut self) -> Self {
+        self.filterable = true;
+        self
+    }
+    /// Sortable fields are also filterable. Only fields that are never null may be
+    /// sortable, so keyset cursors never have to order NULLs.
+    pub const fn sort(mut self) -> Self {
+        self.sortable = true;
+        self.filterable = true;
+        self
+    }
+    pub const fn doc(mut self, doc: &'static str) -> Self {
+        self.doc = doc;
+        self
+    }
+    /// Whether the stored column can hold NULL.
+    pub const fn nullable(&self) -> bool {
+        !self.required && matches!(self.default, Default::None)
+    }
+}
+
+/// How a record finds the property it belongs to, for property-constrained credentials.
+#[derive(Debug, Clone, Copy)]
+pub enum PropertyPath {
+    /// Tenant-wide: invisible to a property-constrained credential.
+    None,
+    /// The record is a property.
+    SelfId,
+    /// The `property_id` field is set by the client.
+    Direct,
+    /// Derived from the first present reference among these fields (each to a collection
+    /// that itself stores `property_id`). Exposed as a read-only `property_id`.
+    Via(&'static [&'static str]),
+}
+
+/// Which write operations the API offers on a collection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writes {
+    /// Create, update, delete.
+    Full,
+    /// Create and update; delete is `409 immutable_resource` (financial records).
+    NoDelete,
+    /// Create only; never changed or deleted afterwards (journal entries).
+    CreateOnly,
+    /// Written by Gable only; every write is `405 method_not_allowed`.
+    None,
+}
+
+#[derive(Debug)]
+pub struct Collection {
+    /// The path segment, e.g. `purchase-orders`.
+    pub name: &'static str,
+    /// The `object` value of one record, e.g. `purchase_order`.
+    pub object: &'static str,
+    /// The table name in both databases.
+    pub table: &'static str,
+    pub doc: &'static str,
+    pub fields: &'static [Field],
+    pub property: PropertyPath,
+    pub writes: Writes,
+    pub metadata: bool,
+    /// Extra cross-field rules, checked after field validation (no HTTP, no SQL).
+    pub rules: &'static [Rule],
+    /// Composite indexes beyond the per-field ones, for hot list queries.
+    pub indexes: &'static [&'static [&'static str]],
+}
+
+/// Cross-field rules, declared per collection.
+#[derive(Debug, Clone, Copy)]
+pub enum Rule {
+    /// At least one of these fields must be present.
+    OneOf(&'static [&'static str]),
+    /// `later` must be after `earlier` when both are present.
+    After { earlier: &'static str, later: &'static str },
+    /// The ledger lines must balance (debits equal credits, and both positive).
+    Balanced(&'static str),
+    /// A referenced record must belong to the same property as this one.
+    SameProperty(&'static str),
+}
+
+impl Collection {
+    pub fn field(&self, name: &str) -> Option<&'static Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// Whether records store a `property_id` column (direct or derived).
+    pub fn has_property_column(&self) -> bool {
+        matches!(self.property, PropertyPath::Direct | PropertyPath::Via(_))
+    }
+
+    pub fn has_money(&self) -> bool {
+        self.fields.iter().any(|f| f.ty == Ty::Money)
+    }
+
+    pub fn read_scope(&self) -> String {
+        format!("{}:read", self.name)
+    }
+
+    pub fn write_scope(&self) -> String {
+        format!("{}:write", self.name)
+    }
+}
+
+/// Fields every record has, managed by Gable; listed for filtering, sorting and fields.
+pub const SYSTEM_FIELDS: &[&str] = &["id", "object", "livemode", "created_at", "updated_at"];
+
+impl PropertyPath {
+    /// Whether `property_id` is derived from parents rather than given.
+    pub const fn is_derived(&self) -> bool {
+        matches!(self, PropertyPath::Via(_))
+    }
+}

@@ -1,0 +1,386 @@
+//! Typed field values, and their conversion from and to JSON.
+
+use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+use serde_json::{Map, Number, Value as Json};
+use uuid::Uuid;
+
+use super::registry::{Field, JsonShape, Ty};
+use crate::error::{Error, Result};
+
+/// One field's value in its typed form, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Val {
+    Null,
+    Str(String),
+    Int(i64),
+    Num(f64),
+    /// Integer minor units of the record's currency.
+    Money(i64),
+    Bool(bool),
+    Date(NaiveDate),
+    DateTime(DateTime<Utc>),
+    Uuid(Uuid),
+    Json(Json),
+}
+
+impl Val {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Val::Null)
+    }
+    pub fn as_uuid(&self) -> Option<Uuid> {
+        match self {
+            Val::Uuid(u) => Some(*u),
+            _ => None,
+        }
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Val::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// RFC 3339 UTC with microseconds: fixed width, so its text order is its time order.
+pub fn format_datetime(t: &DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+/// The number of decimals a currency's amounts have (ISO 4217 minor unit).
+pub fn currency_exponent(code: &str) -> Option<u32> {
+    let c = iso_currency::Currency::from_code(code)?;
+    Some(c.exponent().map(u32::from).unwrap_or(0))
+}
+
+/// The largest amount Gable accepts, in major units: well inside an i64 of minor units
+/// and inside the range where a JSON number's shortest form is exact.
+const MAX_MAJOR: f64 = 1.0e12;
+
+/// Parses a money amount given in major units into minor units, refusing more decimals
+/// than the currency has. `raw` is a JSON number or a decimal string.
+pub fn parse_money(param: &str, raw: &Json, currency: &str) -> Result<i64> {
+    let exp = currency_exponent(currency)
+        .ok_or_else(|| Error::validation("currency", format!("`{currency}` is not an ISO 4217 currency code")))?;
+    // The shortest decimal text of the number: exact for what a client wrote.
+    let text = match raw {
+        Json::Number(n) => n.to_string(),
+        Json::String(s) => s.trim().to_string(),
+        _ => return Err(Error::validation(param, "must be a decimal amount, e.g. 1250.00")),
+    };
+    parse_decimal_minor(&text, exp).map_err(|why| Error::validation(param, why))
+}
+
+fn parse_decimal_minor(text: &str, exp: u32) -> std::result::Result<i64, String> {
+    if text.contains(['e', 'E']) {
+        // A float in exponent form: normalise through f64, which is exact for the range allowed.
+        let f: f64 = text.parse().map_err(|_| "must be a decimal amount".to_string())?;
+        return parse_decimal_minor(&format!("{f}"), exp);
+    }
+    let (neg, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    if neg {
+        return Err("must not be negative".into());
+    }
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    if int.is_empty() || !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("must be a decimal amount, e.g. 1250.00".into());
+    }
+    let frac_trimmed = frac.trim_end_matches('0');
+    if frac_trimmed.len() > exp as usize {
+        return Err(format!("has more decimals than the currency's {exp}"));
+    }
+    let major: f64 = int.parse().map_err(|_| "is too large".to_string())?;
+    if major >= MAX_MAJOR {
+        return Err(format!("must be less than {MAX_MAJOR:.0}"));
+    }
+    let int_part: i64 = int.parse().map_err(|_| "is too large".to_string())?;
+    let scale = 10_i64.pow(exp);
+    let mut frac_minor: i64 = 0;
+    if !frac_trimmed.is_empty() {
+        let padded = format!("{:0<width$}", frac_trimmed, width = exp as usize);
+        frac_minor = padded.parse().map_err(|_| "must be a decimal amount".to_string())?;
+    }
+    Ok(int_part * scale + frac_minor)
+}
+
+/// Minor units back to a JSON number in major units (shortest exact form).
+pub fn money_json(minor: i64, currency: Option<&str>) -> Json {
+    let exp = currency.and_then(currency_exponent).unwrap_or(2);
+    let scale = 10_i64.pow(exp);
+    if minor % scale == 0 {
+        return Json::Number(Number::from(minor / scale));
+    }
+    let major = minor as f64 / scale as f64;
+    Number::from_f64(major).map(Json::Number).unwrap_or(Json::Null)
+}
+
+/// Converts a stored value to its JSON form. Money needs the record's currency.
+pub fn to_json(v: &Val, currency: Option<&str>) -> Json {
+    match v {
+        Val::Null => Json::Null,
+        Val::Str(s) => Json::String(s.clone()),
+        Val::Int(i) => Json::Number((*i).into()),
+        Val::Num(f) => Number::from_f64(*f).map(Json::Number).unwrap_or(Json::Null),
+        Val::Money(m) => money_json(*m, currency),
+        Val::Bool(b) => Json::Bool(*b),
+        Val::Date(d) => Json::String(d.format("%Y-%m-%d").to_string()),
+        Val::DateTime(t) => Json::String(format_datetime(t)),
+        Val::Uuid(u) => Json::String(u.to_string()),
+        Val::Json(j) => j.clone(),
+    }
+}
+
+pub fn parse_date(s: &str) -> Option<NaiveDate> {
+    NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()
+}
+
+pub fn parse_datetime(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
+}
+
+/// Parses a field's JSON value into its typed form. Money is handled by the caller,
+/// which knows the currency; here a money value is only checked for shape.
+pub fn from_json(field: &Field, raw: &Json) -> Result<Val> {
+    let p = field.name;
+    if raw.is_null() {
+        return Ok(Val::Null);
+    }
+    let want = |what: &str| Error::validation(p, format!("must be {what}"));
+    Ok(match field.ty {
+        Ty::Str { max } => Val::Str(string(p, raw, max)?),
+        Ty::Text => Val::Str(string(p, raw, 10_000)?),
+        Ty::Email => {
+            let s = string(p, raw, 320)?;
+            let ok = s.split_once('@').is_some_and(|(local, domain)| {
+                !local.is_empty() && domain.contains('.') && !domain.starts_with('.') && !domain.ends_with('.')
+            }) && !s.chars().any(char::is_whitespace);
+            if !ok {
+                return Err(want("an email address"));
+            }
+            Val::Str(s)
+        }
+        Ty::Url => {
+            let s = string(p, raw, 2048)?;
+            match url::Url::parse(&s) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Val::Str(s),
+                _ => return Err(want("an absolute http or https URL")),
+            }
+        }
+        Ty::Origin => {
+            let s = string(p, raw, 2048)?;
+            match url::Url::parse(&s) {
+                Ok(u) if matches!(u.scheme(), "http" | "https")
+                    && u.host().is_some()
+                    && u.path() == "/"
+                    && u.query().is_none()
+                    && !s.trim_end_matches('/').contains(['?', '#'])
+                    && s.trim_end_matches('/').matches('/').count() == 2 =>
+                {
+                    Val::Str(u.origin().ascii_serialization())
+                }
+                _ => return Err(want("an origin such as https://www.example.com (scheme, host, optional port)")),
+            }
+        }
+        Ty::Enum(values) => {
+            let s = raw.as_str().ok_or_else(|| want(&format!("one of {}", values.join(", "))))?;
+            if !values.contains(&s) {
+                return Err(want(&format!("one of {}", values.join(", "))));
+            }
+            Val::Str(s.to_string())
+        }
+        Ty::Int { min, max } => {
+            let i = raw.as_i64().ok_or_else(|| want("an integer"))?;
+            if i < min || i > max {
+                return Err(want(&format!("between {min} and {max}")));
+            }
+            Val::Int(i)
+        }
+        Ty::Num { min, max } => {
+            let f = raw.as_f64().ok_or_else(|| want("a number"))?;
+            if !(min..=max).contains(&f) {
+                return Err(want(&format!("between {min} and {max}")));
+            }
+            Val::Num(f)
+        }
+        Ty::Money => {
+            if !(raw.is_number() || raw.is_string()) {
+                return Err(want("a decimal amount, e.g. 1250.00"));
+            }
+            Val::Json(raw.clone())
+        }
+        Ty::Currency => {
+            let s = raw.as_str().ok_or_else(|| want("an ISO 4217 code such as USD"))?;
+            if s.len() != 3 || !s.bytes().all(|b| b.is_ascii_uppercase()) || currency_exponent(s).is_none() {
+                return Err(want("an ISO 4217 code such as USD"));
+            }
+            Val::Str(s.to_string())
+        }
+        Ty::Bool => Val::Bool(raw.as_bool().ok_or_else(|| want("true or false"))?),
+        Ty::Date => {
+            let s = raw.as_str().ok_or_else(|| want("a date (YYYY-MM-DD)"))?;
+            Val::Date(parse_date(s).ok_or_else(|| want("a date (YYYY-MM-DD)"))?)
+        }
+        Ty::DateTime => {
+            let s = raw.as_str().ok_or_else(|| want("an RFC 3339 date-time"))?;
+            Val::DateTime(parse_datetime(s).ok_or_else(|| want("an RFC 3339 date-time"))?)
+        }
+        Ty::Ref(_) | Ty::Uuid => {
+            let s = raw.as_str().ok_or_else(|| want("an id (uuid)"))?;
+            Val::Uuid(Uuid::parse_str(s).map_err(|_| want("an id (uuid)"))?)
+        }
+        Ty::StrList { max_items } => {
+            let items = raw.as_array().ok_or_else(|| want("an array of strings"))?;
+            if items.len() > max_items {
+                return Err(want(&format!("at most {max_items} items")));
+            }
+            for it in items {
+                let s = it.as_str().ok_or_else(|| want("an array of strings"))?;
+                if s.is_empty() || s.len() > 100 {
+                    return Err(want("an array of non-empty strings of at most 100 characters"));
+                }
+            }
+            Val::Json(raw.clone())
+        }
+        Ty::RefList(_) => {
+            let items = raw.as_array().ok_or_else(|| want("an array of ids"))?;
+            if items.len() > 100 {
+                return Err(want("at most 100 ids"));
+            }
+            let mut ids = Vec::with_capacity(items.len());
+            for it in items {
+                let id = it.as_str().and_then(|s| Uuid::parse_str(s).ok()).ok_or_else(|| want("an array of ids"))?;
+                ids.push(Json::String(id.to_string()));
+            }
+            Val::Json(Json::Array(ids))
+        }
+        Ty::Json(shape) => Val::Json(shape_check(p, shape, raw)?),
+        Ty::Metadata => Val::Json(metadata(raw)?),
+    })
+}
+
+fn string(p: &str, raw: &Json, max: usize) -> Result<String> {
+    let s = raw.as_str().ok_or_else(|| Error::validation(p, "must be a string"))?;
+    if s.chars().count() > max {
+        return Err(Error::validation(p, format!("must be at most {max} characters")));
+    }
+    if s.contains('\0') {
+        return Err(Error::validation(p, "must not contain NUL characters"));
+    }
+    Ok(s.to_string())
+}
+
+pub fn metadata(raw: &Json) -> Result<Json> {
+    let map = raw.as_object().ok_or_else(|| Error::validation("metadata", "must be an object of strings"))?;
+    if map.len() > 50 {
+        return Err(Error::validation("metadata", "must have at most 50 keys"));
+    }
+    for (k, v) in map {
+        if k.is_empty() || k.chars().count() > 40 {
+            return Err(Error::validation("metadata", "keys must be 1 to 40 characters"));
+        }
+        match v.as_str() {
+            Some(s) if s.chars().count() <= 500 => {}
+            _ => return Err(Error::validation(format!("metadata.{k}"), "must be a string of at most 500 characters")),
+        }
+    }
+    Ok(raw.clone())
+}
+
+/// Checks a structured value against its shape: known keys only, required keys present.
+fn shape_check(p: &str, shape: JsonShape, raw: &Json) -> Result<Json> {
+    use JsonShape::*;
+    let spec: (&[&str], &[&str]) = match shape {
+        Address => (&["line1", "city", "country"], &["line1", "line2", "city", "region", "postal_code", "country"]),
+        People => (&["name"], &["name", "email", "phone"]),
+        LedgerLines => (&["account", "debit", "credit"], &["account", "debit", "credit"]),
+        OrderLines => (&["description", "quantity", "unit_amount"], &["description", "quantity", "unit_amount"]),
+        InspectionItems => (&["name"], &["name", "condition", "notes"]),
+        Object => {
+            if !raw.is_object() {
+                return Err(Error::validation(p, "must be an object"));
+            }
+            if serde_json::to_vec(raw).map(|v| v.len()).unwrap_or(usize::MAX) > 64 * 1024 {
+                return Err(Error::validation(p, "must be at most 64 KiB of JSON"));
+            }
+            return Ok(raw.clone());
+        }
+    };
+    let check_obj = |path: &str, obj: &Map<String, Json>| -> Result<()> {
+        for k in obj.keys() {
+            if !spec.1.contains(&k.as_str()) {
+                return Err(Error::validation(format!("{path}.{k}"), format!("unknown key; allowed: {}", spec.1.join(", "))));
+            }
+        }
+        for k in spec.0 {
+            if !obj.contains_key(*k) {
+                return Err(Error::validation(format!("{path}.{k}"), "is required"));
+            }
+        }
+        for (k, v) in obj {
+            let ok = match (shape, k.as_str()) {
+                (LedgerLines, "debit" | "credit") | (OrderLines, "unit_amount") => v.is_number() || v.is_string(),
+                (OrderLines, "quantity") => v.as_f64().is_some_and(|q| q > 0.0),
+                _ => v.as_str().is_some_and(|s| s.chars().count() <= 500),
+            };
+            if !ok {
+                return Err(Error::validation(format!("{path}.{k}"), "has the wrong type"));
+            }
+        }
+        Ok(())
+    };
+    match shape {
+        Address => {
+            let obj = raw.as_object().ok_or_else(|| Error::validation(p, "must be an object"))?;
+            check_obj(p, obj)?;
+            if let Some(c) = obj.get("country").and_then(Json::as_str) {
+                if c.len() != 2 || !c.bytes().all(|b| b.is_ascii_uppercase()) {
+                    return Err(Error::validation(format!("{p}.country"), "must be an ISO 3166-1 alpha-2 code such as US"));
+                }
+            }
+        }
+        _ => {
+            let items = raw.as_array().ok_or_else(|| Error::validation(p, "must be an array"))?;
+            if items.len() > 200 {
+                return Err(Error::validation(p, "must have at most 200 items"));
+            }
+            if items.is_empty() && matches!(shape, LedgerLines | OrderLines | People) {
+                return Err(Error::validation(p, "must not be empty"));
+            }
+            for (i, it) in items.iter().enumerate() {
+                let path = format!("{p}[{i}]");
+                let obj = it.as_object().ok_or_else(|| Error::validation(&path, "must be an object"))?;
+                check_obj(&path, obj)?;
+            }
+        }
+    }
+    Ok(raw.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn money_is_exact_and_refuses_extra_decimals() {
+        assert_eq!(parse_decimal_minor("1250.5", 2), Ok(125050));
+        assert_eq!(parse_decimal_minor("1250", 2), Ok(125000));
+        assert_eq!(parse_decimal_minor("0.10", 2), Ok(10));
+        assert!(parse_decimal_minor("1.005", 2).is_err());
+        assert_eq!(parse_decimal_minor("1000", 0), Ok(1000));
+        assert!(parse_decimal_minor("1000.5", 0).is_err());
+        assert_eq!(parse_decimal_minor("1.005", 3), Ok(1005));
+        assert!(parse_decimal_minor("-1", 2).is_err());
+        assert!(parse_decimal_minor("abc", 2).is_err());
+        assert!(parse_decimal_minor("1e13", 2).is_err());
+    }
+
+    #[test]
+    fn money_round_trips_to_json() {
+        assert_eq!(money_json(125050, Some("USD")), serde_json::json!(1250.5));
+        assert_eq!(money_json(125000, Some("USD")), serde_json::json!(1250));
+        assert_eq!(money_json(1005, Some("KWD")), serde_json::json!(1.005));
+        assert_eq!(money_json(1000, Some("JPY")), serde_json::json!(1000));
+    }
+}

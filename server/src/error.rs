@@ -1,0 +1,97 @@
+//! The one error type of Gable. Domain, storage and HTTP code all return it; it is
+//! mapped to an HTTP status and the documented error body once, in `http::error`.
+
+use std::fmt;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// 400 `invalid_request`: the request as a whole is malformed.
+    #[error("{message}")]
+    InvalidRequest { message: String, param: Option<String> },
+    /// 400 `invalid_parameter`: a query or path parameter is wrong.
+    #[error("{message}")]
+    InvalidParameter { param: String, message: String },
+    /// 400 `invalid_cursor`.
+    #[error("the cursor is not valid for this list; start again without a cursor")]
+    InvalidCursor,
+    /// 400 `invalid_json`.
+    #[error("{0}")]
+    InvalidJson(String),
+    /// 400 `validation_failed`: the body is JSON but a field is wrong.
+    #[error("{message}")]
+    Validation { param: String, message: String },
+    /// 400 `unsupported_version`.
+    #[error("{0}")]
+    UnsupportedVersion(String),
+    /// 401 `unauthenticated`.
+    #[error("{0}")]
+    Unauthenticated(String),
+    /// 401 `key_environment_mismatch`.
+    #[error("{0}")]
+    KeyEnvironmentMismatch(String),
+    /// 403 `insufficient_scope`: carries the scope the operation needs.
+    #[error("this operation needs the scope `{0}`")]
+    InsufficientScope(String),
+    /// 403 `property_forbidden`.
+    #[error("{0}")]
+    PropertyForbidden(String),
+    /// 404 `not_found`.
+    #[error("{message}")]
+    NotFound { message: String, param: Option<String> },
+    /// 405 `method_not_allowed`.
+    #[error("{0}")]
+    MethodNotAllowed(String),
+    /// 409 `immutable_resource`.
+    #[error("{0}")]
+    Immutable(String),
+    /// 409 `conflict`.
+    #[error("{0}")]
+    Conflict(String),
+    /// 413 `payload_too_large`.
+    #[error("the request body is larger than {0} bytes")]
+    PayloadTooLarge(usize),
+    /// 415 `unsupported_media_type`.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// 500 `internal_error`: the cause is logged, never shown.
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn validation(param: impl Into<String>, message: impl fmt::Display) -> Self {
+        let param = param.into();
+        Error::Validation { message: format!("{param}: {message}"), param }
+    }
+    pub fn parameter(param: impl Into<String>, message: impl fmt::Display) -> Self {
+        let param = param.into();
+        Error::InvalidParameter { message: format!("{param}: {message}"), param }
+    }
+    pub fn not_found(what: &str) -> Self {
+        Error::NotFound { message: format!("no such {what}"), param: None }
+    }
+    pub fn internal(e: impl Into<anyhow::Error>) -> Self {
+        Error::Internal(e.into())
+    }
+}
+
+impl From<sqlx::Error> for Error {
+    fn from(e: sqlx::Error) -> Self {
+        if let sqlx::Error::Database(db) = &e {
+            match db.kind() {
+                sqlx::error::ErrorKind::ForeignKeyViolation => {
+                    return Error::Conflict(
+                        "the record is still referenced by other records; delete or change those first".into(),
+                    )
+                }
+                sqlx::error::ErrorKind::UniqueViolation => {
+                    return Error::Conflict("a record with these values already exists".into())
+                }
+                _ => {}
+            }
+        }
+        Error::Internal(e.into())
+    }
+}

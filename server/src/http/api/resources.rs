@@ -1,0 +1,125 @@
+//! The generic collection endpoints, for all 38 collections:
+//! `GET/POST /v1/{resource}` and `GET/PATCH/DELETE /v1/{resource}/{id}`.
+//! Handlers are thin: authorise, parse, call the domain and the store, wrap.
+
+use axum::extract::{FromRequest, Path, RawQuery, Request, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::domain::collections::collection;
+use crate::domain::list::ListQuery;
+use crate::domain::registry::Collection;
+use crate::domain::scopes::Access;
+use crate::domain::{flow_tokens, validate};
+use crate::error::{Error, Result};
+use crate::http::auth::Credential;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::state::ApiState;
+use crate::store::records::refuse_write;
+
+fn resolve(name: &str) -> Result<&'static Collection> {
+    collection(name).ok_or_else(|| Error::NotFound { message: format!("there is no collection named `{name}`"), param: None })
+}
+
+fn parse_id(raw: &str) -> Result<Uuid> {
+    Uuid::parse_str(raw).map_err(|_| Error::parameter("id", "must be a uuid"))
+}
+
+fn query_pairs(raw: Option<String>) -> Vec<(String, String)> {
+    raw.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default()
+}
+
+/// Refuses query parameters on endpoints that take none but `fields[...]`.
+fn single_fields(c: &'static Collection, raw: Option<String>) -> Result<Option<Vec<&'static str>>> {
+    let pairs = query_pairs(raw);
+    let mut fields_only = vec![];
+    for (k, v) in pairs {
+        if k.starts_with("fields[") {
+            fields_only.push((k, v));
+        } else {
+            return Err(Error::parameter(k, "is not a parameter of this operation"));
+        }
+    }
+    Ok(ListQuery::parse(c, &fields_only)?.fields)
+}
+
+pub async fn list(State(st): State<ApiState>, cred: Credential, Path(resource): Path<String>, RawQuery(raw): RawQuery) -> Result<Response> {
+    let c = resolve(&resource)?;
+    cred.require(c, Access::Read)?;
+    let q = ListQuery::parse(c, &query_pairs(raw))?;
+    let binding = format!("{}:{}:{}", q.binding(c), cred.scope.tenant, cred.scope.livemode);
+    let after = match &q.cursor {
+        Some(cur) => Some(st.app.cursors.decode(cur, &binding, &q.sort)?),
+        None => None,
+    };
+    let page = st.app.store.list(&cred.scope, c, &q, after).await?;
+    let next = match (page.has_more, page.records.last()) {
+        (true, Some(last)) => {
+            let vals: Vec<_> = q.sort.iter().map(|k| last.sort_value(k.field)).collect();
+            Some(st.app.cursors.encode(&binding, &q.sort, &vals))
+        }
+        _ => None,
+    };
+    let fields = q.fields.as_deref();
+    let data = page.records.iter().map(|r| r.to_json(c, fields)).collect();
+    Ok(envelope::list(data, next, page.has_more))
+}
+
+pub async fn get(State(st): State<ApiState>, cred: Credential, Path((resource, id)): Path<(String, String)>, RawQuery(raw): RawQuery) -> Result<Response> {
+    let c = resolve(&resource)?;
+    cred.require(c, Access::Read)?;
+    let id = parse_id(&id)?;
+    let fields = single_fields(c, raw)?;
+    let rec = st.app.store.get(&cred.scope, c, id).await?;
+    Ok(envelope::single(StatusCode::OK, c.object, rec.to_json(c, fields.as_deref())))
+}
+
+pub async fn create(State(st): State<ApiState>, cred: Credential, Path(resource): Path<String>, req: Request) -> Result<Response> {
+    let c = resolve(&resource)?;
+    if let Some(e) = refuse_write(c, "create") {
+        return Err(e);
+    }
+    cred.require(c, Access::Write)?;
+    let JsonBody(body) = JsonBody::from_request(req, &()).await?;
+    let mut changes = validate::create(c, &body)?;
+    let mut hidden = vec![];
+    let mut secret = None;
+    if c.name == "flow-tokens" {
+        let issued = flow_tokens::issue(&mut changes, chrono::Utc::now());
+        hidden.push(("token_hash", issued.hash.into()));
+        secret = Some(issued.token);
+    }
+    let rec = st.app.store.create(&cred.scope, c, changes, hidden).await?;
+    let mut data = rec.to_json(c, None);
+    if let Some(token) = secret {
+        // Returned by this response only; Gable keeps its hash.
+        data["token"] = json!(token);
+    }
+    Ok(envelope::single(StatusCode::CREATED, c.object, data))
+}
+
+pub async fn update(State(st): State<ApiState>, cred: Credential, Path((resource, id)): Path<(String, String)>, req: Request) -> Result<Response> {
+    let c = resolve(&resource)?;
+    if let Some(e) = refuse_write(c, "update") {
+        return Err(e);
+    }
+    cred.require(c, Access::Write)?;
+    let id = parse_id(&id)?;
+    let JsonBody(body) = JsonBody::from_request(req, &()).await?;
+    let rec = st.app.store.update(&cred.scope, c, id, |current| validate::update(c, &body, current)).await?;
+    Ok(envelope::single(StatusCode::OK, c.object, rec.to_json(c, None)))
+}
+
+pub async fn delete(State(st): State<ApiState>, cred: Credential, Path((resource, id)): Path<(String, String)>) -> Result<Response> {
+    let c = resolve(&resource)?;
+    if let Some(e) = refuse_write(c, "delete") {
+        return Err(e);
+    }
+    cred.require(c, Access::Write)?;
+    let id = parse_id(&id)?;
+    let rec = st.app.store.delete(&cred.scope, c, id).await?;
+    Ok(envelope::single(StatusCode::OK, c.object, json!({ "id": rec.id, "object": c.object, "deleted": true })))
+}

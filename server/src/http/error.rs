@@ -1,0 +1,73 @@
+//! The one mapping from `Error` to an HTTP status and the documented error body
+//! `{error: {code, message, request_id, param?}}`.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+use super::request_id::current_request_id;
+use crate::error::Error;
+
+impl Error {
+    pub fn status_and_code(&self) -> (StatusCode, &'static str) {
+        use Error::*;
+        match self {
+            InvalidRequest { .. } => (StatusCode::BAD_REQUEST, "invalid_request"),
+            InvalidParameter { .. } => (StatusCode::BAD_REQUEST, "invalid_parameter"),
+            InvalidCursor => (StatusCode::BAD_REQUEST, "invalid_cursor"),
+            InvalidJson(_) => (StatusCode::BAD_REQUEST, "invalid_json"),
+            Validation { .. } => (StatusCode::BAD_REQUEST, "validation_failed"),
+            UnsupportedVersion(_) => (StatusCode::BAD_REQUEST, "unsupported_version"),
+            Unauthenticated(_) => (StatusCode::UNAUTHORIZED, "unauthenticated"),
+            KeyEnvironmentMismatch(_) => (StatusCode::UNAUTHORIZED, "key_environment_mismatch"),
+            InsufficientScope(_) => (StatusCode::FORBIDDEN, "insufficient_scope"),
+            PropertyForbidden(_) => (StatusCode::FORBIDDEN, "property_forbidden"),
+            NotFound { .. } => (StatusCode::NOT_FOUND, "not_found"),
+            MethodNotAllowed(_) => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            Immutable(_) => (StatusCode::CONFLICT, "immutable_resource"),
+            Conflict(_) => (StatusCode::CONFLICT, "conflict"),
+            PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
+            Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
+        }
+    }
+
+    fn param(&self) -> Option<&str> {
+        match self {
+            Error::InvalidRequest { param, .. } | Error::NotFound { param, .. } => param.as_deref(),
+            Error::InvalidParameter { param, .. } | Error::Validation { param, .. } => Some(param),
+            Error::InvalidCursor => Some("cursor"),
+            _ => None,
+        }
+    }
+}
+
+impl IntoResponse for Error {
+    fn into_response(self) -> Response {
+        let (status, code) = self.status_and_code();
+        if let Error::Internal(cause) = &self {
+            // The cause goes to the log (with the request id from the span), never to the client.
+            tracing::error!(error = %format!("{cause:#}"), "internal error");
+        }
+        let message = match &self {
+            Error::Internal(_) => "Something went wrong on our side. Quote the request id if you contact support.".to_string(),
+            other => other.to_string(),
+        };
+        let mut body = json!({ "code": code, "message": message });
+        if let Some(id) = current_request_id() {
+            body["request_id"] = json!(id.to_string());
+        }
+        if let Some(p) = self.param() {
+            body["param"] = json!(p);
+        }
+        if let Error::InsufficientScope(scope) = &self {
+            body["details"] = json!({ "required_scope": scope });
+        }
+        let mut resp = (status, Json(json!({ "error": body }))).into_response();
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            resp.headers_mut().insert(axum::http::header::ALLOW, axum::http::HeaderValue::from_static("GET"));
+        }
+        resp
+    }
+}

@@ -1,0 +1,65 @@
+//! HTTP: router assembly and the layers every request passes through.
+//!
+//! request id → catch panic → API version → body limit → routes. Credentials are
+//! checked by the `Credential` extractor in each handler, before anything else runs.
+
+pub mod api;
+pub mod auth;
+pub mod body;
+pub mod envelope;
+pub mod error;
+pub mod request_id;
+pub mod version;
+
+use std::any::Any;
+
+use axum::extract::DefaultBodyLimit;
+use axum::http::Response;
+use axum::response::IntoResponse;
+use axum::{middleware, Router};
+use leptos::prelude::LeptosOptions;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use tower_http::catch_panic::CatchPanicLayer;
+
+use crate::error::Error;
+use crate::state::ApiState;
+
+/// The router of one listener. Production also hosts the console; the sandbox serves the API.
+pub fn router(state: ApiState, leptos: Option<LeptosOptions>) -> Router {
+    let api = api::router()
+        .route("/v1", axum::routing::any(api_not_found))
+        .route("/v1/{resource}/{id}/{*rest}", axum::routing::any(api_not_found))
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn(version::layer))
+        .layer(DefaultBodyLimit::max(body::MAX_BODY))
+        .with_state(state);
+    let app = match leptos {
+        Some(options) => {
+            let routes = generate_route_list(gable_app::App);
+            let console = Router::new()
+                .leptos_routes(&options, routes, {
+                    let options = options.clone();
+                    move || gable_app::shell(options.clone())
+                })
+                .fallback(leptos_axum::file_and_error_handler(gable_app::shell))
+                .with_state(options);
+            api.merge(console)
+        }
+        None => api.fallback(api_not_found),
+    };
+    app.layer(CatchPanicLayer::custom(panic_response)).layer(middleware::from_fn(request_id::layer))
+}
+
+async fn api_not_found() -> Error {
+    Error::NotFound { message: "there is no such endpoint; see /v1/openapi.json".into(), param: None }
+}
+
+async fn method_not_allowed() -> Error {
+    Error::MethodNotAllowed("this method is not allowed on this endpoint".into())
+}
+
+/// A panic in a handler becomes a 500 in the error body, never a dropped connection.
+fn panic_response(_: Box<dyn Any + Send + 'static>) -> Response<axum::body::Body> {
+    tracing::error!("a handler panicked");
+    Error::Internal(anyhow::anyhow!("handler panicked")).into_response()
+}

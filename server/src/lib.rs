@@ -1,0 +1,15 @@
+//! Gable: a tenant-scoped property operations platform.
+//!
+//! `domain` is plain Rust (registry, validation, lists, ledger rules); `store` keeps
+//! records in SQLite or PostgreSQL; `http` serves the API and hosts the console;
+//! `cli` is the `gable` command.
+
+pub mod cli;
+pub mod config;
+pub mod domain;
+pub mod error;
+pub mod http;
+pub mod seed;
+pub mod startup;
+pub mod state;
+pub mod store;

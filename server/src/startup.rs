@@ -1,0 +1,89 @@
+//! `Application::build` binds both listeners (port 0 works, for tests) and reports the
+//! bound addresses; `run` serves them until shutdown.
+
+use std::future::IntoFuture;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use leptos::prelude::LeptosOptions;
+use tokio::net::TcpListener;
+
+use crate::config::{ServeArgs, Settings};
+use crate::domain::cursor::CursorKey;
+use crate::http;
+use crate::state::{ApiState, AppState};
+use crate::store::Store;
+
+pub struct Application {
+    live: TcpListener,
+    test: TcpListener,
+    pub live_addr: SocketAddr,
+    pub test_addr: SocketAddr,
+    pub state: Arc<AppState>,
+    live_router: axum::Router,
+    test_router: axum::Router,
+}
+
+impl Application {
+    /// Connects to a migrated store and binds the listeners.
+    pub async fn build(store: Store, args: &ServeArgs) -> anyhow::Result<Application> {
+        let live = TcpListener::bind(args.addr).await?;
+        let test = TcpListener::bind(args.sandbox_addr).await?;
+        let live_addr = live.local_addr()?;
+        let test_addr = test.local_addr()?;
+        let settings = Settings {
+            public_url: args.public_url.clone().unwrap_or_else(|| format!("http://{live_addr}")).trim_end_matches('/').to_string(),
+            sandbox_public_url: args
+                .sandbox_public_url
+                .clone()
+                .unwrap_or_else(|| format!("http://{test_addr}"))
+                .trim_end_matches('/')
+                .to_string(),
+        };
+        let cursors = CursorKey::new(&store.instance_secret("cursor").await?);
+        let leptos = LeptosOptions::builder()
+            .output_name("gable")
+            .site_root(args.site_root.as_str())
+            .site_pkg_dir("pkg")
+            .site_addr(live_addr)
+            .build();
+        let state = Arc::new(AppState { store, cursors, settings });
+        let live_router = http::router(ApiState { app: state.clone(), livemode: true }, Some(leptos));
+        let test_router = http::router(ApiState { app: state.clone(), livemode: false }, None);
+        Ok(Application { live, test, live_addr, test_addr, state, live_router, test_router })
+    }
+
+    /// Serves both listeners until `shutdown` resolves, then drains in-flight requests.
+    pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        let wait = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = rx.wait_for(|stop| *stop).await;
+        };
+        let live = axum::serve(self.live, self.live_router).with_graceful_shutdown(wait(rx.clone()));
+        let test = axum::serve(self.test, self.test_router).with_graceful_shutdown(wait(rx));
+        tokio::spawn(async move {
+            shutdown.await;
+            let _ = tx.send(true);
+        });
+        tokio::try_join!(live.into_future(), test.into_future())?;
+        self.state.store.close().await;
+        Ok(())
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutting down");
+}

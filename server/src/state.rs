@@ -1,0 +1,30 @@
+//! What every request can reach: the store, the cursor key, the settings.
+
+use std::sync::Arc;
+
+use crate::config::Settings;
+use crate::domain::cursor::CursorKey;
+use crate::store::Store;
+
+pub struct AppState {
+    pub store: Store,
+    pub cursors: CursorKey,
+    pub settings: Settings,
+}
+
+/// The state of one listener: production (`livemode`) or sandbox.
+#[derive(Clone)]
+pub struct ApiState {
+    pub app: Arc<AppState>,
+    pub livemode: bool,
+}
+
+impl ApiState {
+    pub fn public_url(&self) -> &str {
+        if self.livemode {
+            &self.app.settings.public_url
+        } else {
+            &self.app.settings.sandbox_public_url
+        }
+    }
+}

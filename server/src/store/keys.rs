@@ -1,0 +1,253 @@
+//! Tenants, service accounts and API keys: Gable's own bookkeeping, outside any tenant.
+
+use chrono::{DateTime, Utc};
+use rand::{distributions::Alphanumeric, rngs::OsRng, Rng};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use uuid::Uuid;
+
+use super::Store;
+use crate::error::{Error, Result};
+
+/// A key as the authentication layer sees it (never the secret).
+#[derive(Debug, Clone)]
+pub struct ApiKey {
+    pub id: Uuid,
+    pub tenant_id: Uuid,
+    pub livemode: bool,
+    pub scopes: Vec<String>,
+    pub property_ids: Option<Vec<Uuid>>,
+    pub revoked: bool,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+/// A freshly created key: the only time the secret exists outside the caller's hands.
+#[derive(Debug, serde::Serialize)]
+pub struct NewKey {
+    pub id: Uuid,
+    pub tenant_id: Uuid,
+    pub service_account_id: Uuid,
+    pub environment: &'static str,
+    pub prefix: String,
+    pub secret: String,
+    pub scopes: Vec<String>,
+    pub property_ids: Option<Vec<Uuid>>,
+}
+
+pub fn hash_secret(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+/// `gbl_live_…` / `gbl_test_…` with 43 base-62 characters: about 256 bits from the OS.
+pub fn generate_secret(livemode: bool) -> String {
+    let body: String = OsRng.sample_iter(&Alphanumeric).take(43).map(char::from).collect();
+    format!("gbl_{}_{body}", if livemode { "live" } else { "test" })
+}
+
+use sea_query::{Alias, Expr, Query};
+
+impl Store {
+    pub async fn create_tenant(&self, name: &str) -> Result<Uuid> {
+        let tenant = Uuid::now_v7();
+        let mut tx = self.begin_system().await?;
+        let d = tx.dialect();
+        tx.execute(
+            Query::insert()
+                .into_table(Alias::new("tenants"))
+                .columns([Alias::new("id"), Alias::new("name"), Alias::new("created_at")])
+                .values_panic([d.uuid(tenant).into(), name.into(), d.ts(Utc::now()).into()]),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(tenant)
+    }
+
+    pub async fn tenant_exists(&self, tenant: Uuid) -> Result<bool> {
+        let mut tx = self.begin_system().await?;
+        let d = tx.dialect();
+        let row = tx
+            .fetch_optional(
+                Query::select()
+                    .column(Alias::new("id"))
+                    .from(Alias::new("tenants"))
+                    .and_where(Expr::col(Alias::new("id")).eq(d.uuid(tenant))),
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(row.is_some())
+    }
+
+    pub async fn count_tenants(&self) -> Result<i64> {
+        let mut tx = self.begin_system().await?;
+        let row = tx
+            .fetch_optional(Query::select().expr_as(Expr::cust("COUNT(*)"), Alias::new("n")).from(Alias::new("tenants")))
+            .await?;
+        tx.commit().await?;
+        Ok(row.map(|r| r.opt_i64("n")).transpose()?.flatten().unwrap_or(0))
+    }
+
+    /// The tenant's service account of this name, created if missing.
+    pub async fn service_account(&self, tenant: Uuid, name: &str) -> Result<Uuid> {
+        let mut tx = self.begin_system().await?;
+        let d = tx.dialect();
+        let existing = tx
+            .fetch_optional(
+                Query::select()
+                    .column(Alias::new("id"))
+                    .from(Alias::new("service_accounts"))
+                    .and_where(Expr::col(Alias::new("tenant_id")).eq(d.uuid(tenant)))
+                    .and_where(Expr::col(Alias::new("name")).eq(name)),
+            )
+            .await?;
+        let sa = match existing {
+            Some(row) => row.opt_uuid("id")?.ok_or_else(|| Error::internal(anyhow::anyhow!("service account without id")))?,
+            None => {
+                let sa = Uuid::now_v7();
+                tx.execute(
+                    Query::insert()
+                        .into_table(Alias::new("service_accounts"))
+                        .columns([Alias::new("tenant_id"), Alias::new("id"), Alias::new("name"), Alias::new("created_at")])
+                        .values_panic([d.uuid(tenant).into(), d.uuid(sa).into(), name.into(), d.ts(Utc::now()).into()]),
+                )
+                .await?;
+                sa
+            }
+        };
+        tx.commit().await?;
+        Ok(sa)
+    }
+
+    pub async fn create_key(
+        &self,
+        tenant: Uuid,
+        service_account: Uuid,
+        livemode: bool,
+        scopes: Vec<String>,
+        property_ids: Option<Vec<Uuid>>,
+    ) -> Result<NewKey> {
+        crate::domain::scopes::validate(&scopes)?;
+        let secret = generate_secret(livemode);
+        let key_id = Uuid::now_v7();
+        let prefix: String = secret.chars().take(13).collect();
+        let mut tx = self.begin_system().await?;
+        let d = tx.dialect();
+        if let Some(props) = &property_ids {
+            // Every constrained property must exist in the tenant and environment.
+            for p in props {
+                let found = tx
+                    .fetch_optional(
+                        Query::select()
+                            .column(Alias::new("id"))
+                            .from(Alias::new("properties"))
+                            .and_where(Expr::col(Alias::new("tenant_id")).eq(d.uuid(tenant)))
+                            .and_where(Expr::col(Alias::new("livemode")).eq(livemode))
+                            .and_where(Expr::col(Alias::new("id")).eq(d.uuid(*p))),
+                    )
+                    .await?;
+                if found.is_none() {
+                    return Err(Error::NotFound { message: format!("no such property {p}"), param: Some("properties".into()) });
+                }
+            }
+        }
+        tx.execute(
+            Query::insert()
+                .into_table(Alias::new("api_keys"))
+                .columns(
+                    ["id", "tenant_id", "service_account_id", "livemode", "prefix", "secret_hash", "scopes", "property_ids", "created_at"]
+                        .map(Alias::new),
+                )
+                .values_panic([
+                    d.uuid(key_id).into(),
+                    d.uuid(tenant).into(),
+                    d.uuid(service_account).into(),
+                    livemode.into(),
+                    prefix.clone().into(),
+                    hash_secret(&secret).into(),
+                    d.json(serde_json::json!(scopes)).into(),
+                    match &property_ids {
+                        Some(p) => d.json(serde_json::json!(p)).into(),
+                        None => d.value(crate::domain::registry::Ty::Metadata, &crate::domain::value::Val::Null).into(),
+                    },
+                    d.ts(Utc::now()).into(),
+                ]),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(NewKey {
+            id: key_id,
+            tenant_id: tenant,
+            service_account_id: service_account,
+            environment: if livemode { "live" } else { "test" },
+            prefix,
+            secret,
+            scopes,
+            property_ids,
+        })
+    }
+
+    /// Finds the key a secret belongs to. The lookup is by hash; the stored hash is then
+    /// compared in constant time as well.
+    pub async fn find_key(&self, secret: &str) -> Result<Option<ApiKey>> {
+        let hash = hash_secret(secret);
+        let mut tx = self.begin_system().await?;
+        let row = tx
+            .fetch_optional(
+                Query::select()
+                    .columns(["id", "tenant_id", "livemode", "secret_hash", "scopes", "property_ids", "revoked_at", "last_used_at"].map(Alias::new))
+                    .from(Alias::new("api_keys"))
+                    .and_where(Expr::col(Alias::new("secret_hash")).eq(hash.clone())),
+            )
+            .await?;
+        tx.commit().await?;
+        let Some(row) = row else { return Ok(None) };
+        let stored = row.opt_string("secret_hash")?.unwrap_or_default();
+        if !bool::from(stored.as_bytes().ct_eq(hash.as_bytes())) {
+            return Ok(None);
+        }
+        let missing = || Error::internal(anyhow::anyhow!("api key row is incomplete"));
+        let scopes: Vec<String> = serde_json::from_value(row.opt_json("scopes")?.ok_or_else(missing)?).map_err(Error::internal)?;
+        let property_ids: Option<Vec<Uuid>> = match row.opt_json("property_ids")? {
+            Some(v) if !v.is_null() => Some(serde_json::from_value(v).map_err(Error::internal)?),
+            _ => None,
+        };
+        Ok(Some(ApiKey {
+            id: row.opt_uuid("id")?.ok_or_else(missing)?,
+            tenant_id: row.opt_uuid("tenant_id")?.ok_or_else(missing)?,
+            livemode: row.opt_bool("livemode")?.ok_or_else(missing)?,
+            scopes,
+            property_ids,
+            revoked: row.opt_datetime("revoked_at")?.is_some(),
+            last_used_at: row.opt_datetime("last_used_at")?,
+        }))
+    }
+
+    pub async fn touch_key(&self, key: Uuid, at: DateTime<Utc>) -> Result<()> {
+        let mut tx = self.begin_system().await?;
+        let d = tx.dialect();
+        tx.execute(
+            Query::update()
+                .table(Alias::new("api_keys"))
+                .value(Alias::new("last_used_at"), d.ts(at))
+                .and_where(Expr::col(Alias::new("id")).eq(d.uuid(key))),
+        )
+        .await?;
+        tx.commit().await
+    }
+
+    pub async fn revoke_key(&self, tenant: Uuid, key: Uuid) -> Result<bool> {
+        let mut tx = self.begin_system().await?;
+        let d = tx.dialect();
+        let n = tx
+            .execute(
+                Query::update()
+                    .table(Alias::new("api_keys"))
+                    .value(Alias::new("revoked_at"), d.ts(Utc::now()))
+                    .and_where(Expr::col(Alias::new("id")).eq(d.uuid(key)))
+                    .and_where(Expr::col(Alias::new("tenant_id")).eq(d.uuid(tenant)))
+                    .and_where(Expr::col(Alias::new("revoked_at")).is_null()),
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(n == 1)
+    }
+}
