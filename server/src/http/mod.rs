@@ -47,7 +47,13 @@ pub fn router(state: ApiState, leptos: Option<LeptosOptions>) -> Router {
         }
         None => api.fallback(api_not_found),
     };
-    app.layer(CatchPanicLayer::custom(panic_response)).layer(middleware::from_fn(request_id::layer))
+    with_common_layers(app)
+}
+
+/// The layers every route of a listener sits behind: panics become 500s in the error
+/// body, and every response carries its request id.
+pub fn with_common_layers(router: Router) -> Router {
+    router.layer(CatchPanicLayer::custom(panic_response)).layer(middleware::from_fn(request_id::layer))
 }
 
 async fn api_not_found() -> Error {

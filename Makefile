@@ -1,0 +1,67 @@
+# Gable developer entry points. See docs/development.md.
+#   make run   [ARGS="..."]   build the release site and serve it
+#   make test                 everything CI runs (.ci/test)
+#   make bench                bench/run (when it exists)
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+.ONESHELL:
+
+ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+ARGS ?=
+
+.PHONY: help install-tools install-runtime-tools build release run test ci bench lint-scripts
+
+help:
+	@echo "make run [ARGS=...]   install runtime tools, cargo leptos build --release, run target/release/gable serve ARGS"
+	@echo "make test             .ci/test: tools, PostgreSQL, cargo leptos build, nextest, OpenAPI validation"
+	@echo "make ci               .ci/run (what CI runs: make test with timing, PostgreSQL mandatory)"
+	@echo "make bench            bench/run (if present)"
+	@echo "make build / release  cargo leptos build (debug / --release)"
+	@echo "make install-tools    .ci/install-tools (full)"
+	@echo "make lint-scripts     bash -n + shellcheck on the .ci scripts"
+
+install-tools:
+	cd "$(ROOT)"
+	./.ci/install-tools
+
+install-runtime-tools:
+	cd "$(ROOT)"
+	./.ci/install-tools --runtime-only
+
+build: install-runtime-tools
+	cd "$(ROOT)"
+	source .ci/env
+	cargo leptos build
+
+release: install-runtime-tools
+	cd "$(ROOT)"
+	source .ci/env
+	cargo leptos build --release
+
+run: release
+	cd "$(ROOT)"
+	source .ci/env
+	export LEPTOS_OUTPUT_NAME=gable LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DIR=pkg LEPTOS_ENV=PROD
+	exec target/release/gable serve $(ARGS)
+
+test:
+	cd "$(ROOT)"
+	./.ci/test
+
+ci:
+	cd "$(ROOT)"
+	./.ci/run
+
+bench:
+	cd "$(ROOT)"
+	if [ -x bench/run ]; then exec bench/run $(ARGS); \
+	elif [ -f bench/run ]; then exec bash bench/run $(ARGS); \
+	else echo "bench/run not present yet"; fi
+
+lint-scripts:
+	cd "$(ROOT)"
+	for f in .ci/install-tools .ci/test .ci/run .ci/env; do bash -n "$$f"; done
+	if command -v shellcheck >/dev/null; then shellcheck -x .ci/install-tools .ci/test .ci/run .ci/env; \
+	else echo "shellcheck not installed (apt-get install shellcheck); bash -n passed"; fi
