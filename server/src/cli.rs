@@ -192,7 +192,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 let tenant = store.create_tenant("Demo Properties").await?;
                 let sa = store.service_account(tenant, "default").await?;
                 let key = store.create_key(tenant, sa, false, vec!["*".into()], None).await?;
-                println!(
+                // A closed stdout must not stop the server (println! would panic).
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stdout().lock(),
                     "\nWelcome to Gable. A demo tenant was created ({tenant}).\n\n  \
                      Console:     {}/\n  API:         {}/v1\n  Sandbox API: {}/v1\n  API description: {}/v1/openapi.json\n\n  \
                      Sandbox key (shown once): {}\n\n  Try:  curl -H 'Authorization: Bearer {}' {}/v1/properties\n",
