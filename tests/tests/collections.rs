@@ -171,5 +171,54 @@ async fn fields_are_typed_and_money_is_exact(app: &TestApp) {
         .await;
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "lines");
+    // Accounts come from the chart; amounts may be decimal strings and are checked like numbers.
+    let r = app
+        .call(&t.test_key, "POST", "/v1/accounting-entries", Some(json!({
+            "lines": [{ "account": "not_an_account", "debit": "999", "credit": 0 }, { "account": "cash", "debit": 0, "credit": "1" }],
+            "currency": "USD", "posted_on": "2027-01-01" })))
+        .await;
+    r.assert_error(400, "validation_failed");
+    assert_eq!(r.param(), "lines[0].account");
+    let r = app
+        .call(&t.test_key, "POST", "/v1/accounting-entries", Some(json!({
+            "lines": [{ "account": "deposits_held", "debit": "999", "credit": 0 }, { "account": "cash", "debit": 0, "credit": "1" }],
+            "currency": "USD", "posted_on": "2027-01-01" })))
+        .await;
+    r.assert_error(400, "validation_failed");
+    let ok = app
+        .create(&t.test_key, "accounting-entries", json!({
+            "lines": [{ "account": "cash", "debit": "12.50", "credit": 0 }, { "account": "fee_income", "debit": 0, "credit": 12.5 }],
+            "currency": "USD", "posted_on": "2027-01-01" }))
+        .await;
+    assert_eq!(ok["lines"][0]["debit"], json!(12.5));
+    assert_eq!(ok["lines"][0]["credit"], json!(0));
 }
 both!(fields_are_typed_and_money_is_exact);
+
+async fn concurrent_writes_all_succeed(app: &TestApp) {
+    let t = app.tenant("A").await;
+    let w = world::build(app, t.id, &t.test_key).await;
+    let before = app.count_rows("units").await;
+    // Creates read (reference checks) before they write, while other writes commit.
+    let writes = (0..60).map(|i| {
+        let key = if i % 2 == 0 { t.test_key.clone() } else { t.live_key.clone() };
+        let p = w.id("properties").to_string();
+        let u = w.id("units").to_string();
+        let test_key = t.test_key.clone();
+        async move {
+            if i % 2 == 0 {
+                app.call(&key, "POST", "/v1/units", Some(json!({ "property_id": p, "number": format!("C{i}") }))).await
+            } else {
+                // Live-key calls land on the sandbox: refused, but they still touch the key.
+                let _ = app.call(&key, "GET", "/v1/units", None).await;
+                app.call(&test_key, "PATCH", &format!("/v1/units/{u}"), Some(json!({ "floor": i }))).await
+            }
+        }
+    });
+    let results = futures::future::join_all(writes).await;
+    for r in &results {
+        assert!(r.status == 200 || r.status == 201, "a concurrent write failed: {}", r.text);
+    }
+    assert_eq!(app.count_rows("units").await, before + 30);
+}
+both!(concurrent_writes_all_succeed);

@@ -4,6 +4,8 @@
 //! description (`http::api::openapi`) are all driven from these descriptions, so a new
 //! collection is one entry in `domain::collections`.
 
+use crate::error::Error;
+
 /// How a field is typed. Each type maps to one column type per database and one JSON
 /// schema; see `store::schema` and `http::api::openapi`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -224,6 +226,25 @@ impl Collection {
     pub fn write_scope(&self) -> String {
         format!("{}:write", self.name)
     }
+
+    /// The error a write operation gets on this collection, if it is refused outright.
+    pub fn refuse(&self, op: WriteOp) -> Option<Error> {
+        match (self.writes, op) {
+            (Writes::None, _) => Some(Error::MethodNotAllowed(format!("{} are written by Gable only", self.name))),
+            (Writes::CreateOnly, WriteOp::Update | WriteOp::Delete) => {
+                Some(Error::Immutable(format!("{} cannot be changed once created", self.name)))
+            }
+            (Writes::NoDelete, WriteOp::Delete) => Some(Error::Immutable(format!("{} are never deleted", self.name))),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteOp {
+    Create,
+    Update,
+    Delete,
 }
 
 /// Fields every record has, managed by Gable; listed for filtering, sorting and fields.

@@ -9,7 +9,7 @@ use serde_json::{Map, Value as Json};
 use super::ledger;
 use super::record::Record;
 use super::registry::{Access, Collection, Default as D, Field, Rule, Ty};
-use super::value::{from_json, money_json, parse_money, Val};
+use super::value::{from_json, parse_money, Val};
 use crate::error::{Error, Result};
 
 /// Validated values to write. `values` holds only the fields to set.
@@ -125,7 +125,8 @@ fn writable_names(c: &Collection, mode: Mode) -> String {
 /// Money values arrive as raw JSON; convert them with the record's currency. A currency
 /// may change only when every amount on the record is given again in the same request.
 fn finish_money(c: &Collection, ch: &mut Changes, current: Option<&Record>) -> Result<()> {
-    if !c.has_money() {
+    let has_lines = c.fields.iter().any(|f| f.ty == Ty::Json(super::registry::JsonShape::LedgerLines));
+    if !c.has_money() && !has_lines {
         return Ok(());
     }
     let new_currency = ch.values.get("currency").and_then(|v| v.as_str().map(str::to_owned));
@@ -197,11 +198,6 @@ fn check_rules(c: &Collection, values: &HashMap<&'static str, Val>) -> Result<()
         }
     }
     Ok(())
-}
-
-/// Renders money inside validation messages consistently (used by ledger checks).
-pub fn money_text(minor: i64, currency: &str) -> String {
-    money_json(minor, Some(currency)).to_string()
 }
 
 /// Every field a create body may carry, for the API description.

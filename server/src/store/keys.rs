@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use uuid::Uuid;
 
-use super::Store;
+use super::{Intent, Store};
 use crate::error::{Error, Result};
 
 /// A key as the authentication layer sees it (never the secret).
@@ -49,7 +49,7 @@ use sea_query::{Alias, Expr, Query};
 impl Store {
     pub async fn create_tenant(&self, name: &str) -> Result<Uuid> {
         let tenant = Uuid::now_v7();
-        let mut tx = self.begin_system().await?;
+        let mut tx = self.begin_system(Intent::Write).await?;
         let d = tx.dialect();
         tx.execute(
             Query::insert()
@@ -63,7 +63,7 @@ impl Store {
     }
 
     pub async fn tenant_exists(&self, tenant: Uuid) -> Result<bool> {
-        let mut tx = self.begin_system().await?;
+        let mut tx = self.begin_system(Intent::Read).await?;
         let d = tx.dialect();
         let row = tx
             .fetch_optional(
@@ -78,7 +78,7 @@ impl Store {
     }
 
     pub async fn count_tenants(&self) -> Result<i64> {
-        let mut tx = self.begin_system().await?;
+        let mut tx = self.begin_system(Intent::Read).await?;
         let row = tx
             .fetch_optional(Query::select().expr_as(Expr::cust("COUNT(*)"), Alias::new("n")).from(Alias::new("tenants")))
             .await?;
@@ -88,7 +88,7 @@ impl Store {
 
     /// The tenant's service account of this name, created if missing.
     pub async fn service_account(&self, tenant: Uuid, name: &str) -> Result<Uuid> {
-        let mut tx = self.begin_system().await?;
+        let mut tx = self.begin_system(Intent::Write).await?;
         let d = tx.dialect();
         let existing = tx
             .fetch_optional(
@@ -129,7 +129,7 @@ impl Store {
         let secret = generate_secret(livemode);
         let key_id = Uuid::now_v7();
         let prefix: String = secret.chars().take(13).collect();
-        let mut tx = self.begin_system().await?;
+        let mut tx = self.begin_system(Intent::Write).await?;
         let d = tx.dialect();
         if let Some(props) = &property_ids {
             // Every constrained property must exist in the tenant and environment.
@@ -189,7 +189,7 @@ impl Store {
     /// compared in constant time as well.
     pub async fn find_key(&self, secret: &str) -> Result<Option<ApiKey>> {
         let hash = hash_secret(secret);
-        let mut tx = self.begin_system().await?;
+        let mut tx = self.begin_system(Intent::Read).await?;
         let row = tx
             .fetch_optional(
                 Query::select()
@@ -222,7 +222,7 @@ impl Store {
     }
 
     pub async fn touch_key(&self, key: Uuid, at: DateTime<Utc>) -> Result<()> {
-        let mut tx = self.begin_system().await?;
+        let mut tx = self.begin_system(Intent::Write).await?;
         let d = tx.dialect();
         tx.execute(
             Query::update()
@@ -235,7 +235,7 @@ impl Store {
     }
 
     pub async fn revoke_key(&self, tenant: Uuid, key: Uuid) -> Result<bool> {
-        let mut tx = self.begin_system().await?;
+        let mut tx = self.begin_system(Intent::Write).await?;
         let d = tx.dialect();
         let n = tx
             .execute(

@@ -52,10 +52,21 @@ pub struct Store {
     pool: Pool,
 }
 
-/// A database transaction on either database.
+/// A unit of database work on either database: a transaction, or (for reads on SQLite)
+/// a plain connection in autocommit mode, where one statement is consistent by itself.
 pub enum Tx {
     Sqlite(sqlx::Transaction<'static, sqlx::Sqlite>),
+    SqliteRead(sqlx::pool::PoolConnection<sqlx::Sqlite>),
     Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+}
+
+/// Whether a unit of work writes. SQLite write transactions take the write lock at
+/// BEGIN (IMMEDIATE): a deferred one that read first could not upgrade once another
+/// connection had committed, and would fail at once instead of waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    Read,
+    Write,
 }
 
 /// A result row on either database.
@@ -103,11 +114,11 @@ impl Store {
         Ok(())
     }
 
-    /// Begins a transaction acting for one tenant. On PostgreSQL it runs as the
-    /// `gable_app` role with `gable.tenant_id` set, so row-level security applies.
-    pub async fn begin_tenant(&self, tenant: Uuid) -> Result<Tx> {
+    /// Begins work acting for one tenant. On PostgreSQL it is a transaction that runs
+    /// as the `gable_app` role with `gable.tenant_id` set, so row-level security applies.
+    pub async fn begin_tenant(&self, tenant: Uuid, intent: Intent) -> Result<Tx> {
         match &self.pool {
-            Pool::Sqlite(p) => Ok(Tx::Sqlite(p.begin().await?)),
+            Pool::Sqlite(p) => Self::begin_sqlite(p, intent).await,
             Pool::Postgres(p) => {
                 let mut tx = p.begin().await?;
                 sqlx::query("SELECT set_config('role', 'gable_app', true), set_config('gable.tenant_id', $1, true)")
@@ -119,11 +130,18 @@ impl Store {
         }
     }
 
-    /// Begins a transaction for Gable's own bookkeeping (tenants, keys), outside any tenant.
-    pub async fn begin_system(&self) -> Result<Tx> {
+    /// Begins work for Gable's own bookkeeping (tenants, keys), outside any tenant.
+    pub async fn begin_system(&self, intent: Intent) -> Result<Tx> {
         Ok(match &self.pool {
-            Pool::Sqlite(p) => Tx::Sqlite(p.begin().await?),
+            Pool::Sqlite(p) => Self::begin_sqlite(p, intent).await?,
             Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
+        })
+    }
+
+    async fn begin_sqlite(p: &SqlitePool, intent: Intent) -> Result<Tx> {
+        Ok(match intent {
+            Intent::Read => Tx::SqliteRead(p.acquire().await?),
+            Intent::Write => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
         })
     }
 
@@ -138,8 +156,9 @@ impl Store {
     /// database, so every process of a deployment signs cursors alike.
     pub async fn instance_secret(&self, name: &str) -> Result<Vec<u8>> {
         let fresh = hex::encode(rand::random::<[u8; 32]>());
-        let mut tx = self.begin_system().await?;
+        let mut tx = self.begin_system(Intent::Write).await?;
         let value: String = match &mut tx {
+            Tx::SqliteRead(_) => unreachable!("a write intent opens a transaction"),
             Tx::Sqlite(t) => {
                 sqlx::query("INSERT INTO instance_secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING")
                     .bind(name)
@@ -165,7 +184,7 @@ impl Store {
 impl Tx {
     pub fn dialect(&self) -> Dialect {
         match self {
-            Tx::Sqlite(_) => Dialect::Sqlite,
+            Tx::Sqlite(_) | Tx::SqliteRead(_) => Dialect::Sqlite,
             Tx::Postgres(_) => Dialect::Postgres,
         }
     }
@@ -173,7 +192,7 @@ impl Tx {
     /// Builds a sea-query statement for this transaction's database.
     pub fn build<S: QueryStatementWriter + SqlxBinder>(&self, stmt: &S) -> (String, SqlxValues) {
         match self {
-            Tx::Sqlite(_) => stmt.build_sqlx(SqliteQueryBuilder),
+            Tx::Sqlite(_) | Tx::SqliteRead(_) => stmt.build_sqlx(SqliteQueryBuilder),
             Tx::Postgres(_) => stmt.build_sqlx(PostgresQueryBuilder),
         }
     }
@@ -182,6 +201,7 @@ impl Tx {
         let (sql, values) = self.build(stmt);
         Ok(match self {
             Tx::Sqlite(t) => sqlx::query_with(&sql, values).execute(&mut **t).await?.rows_affected(),
+            Tx::SqliteRead(c) => sqlx::query_with(&sql, values).execute(&mut **c).await?.rows_affected(),
             Tx::Postgres(t) => sqlx::query_with(&sql, values).execute(&mut **t).await?.rows_affected(),
         })
     }
@@ -190,6 +210,7 @@ impl Tx {
         let (sql, values) = self.build(stmt);
         Ok(match self {
             Tx::Sqlite(t) => sqlx::query_with(&sql, values).fetch_all(&mut **t).await?.into_iter().map(Row::Sqlite).collect(),
+            Tx::SqliteRead(c) => sqlx::query_with(&sql, values).fetch_all(&mut **c).await?.into_iter().map(Row::Sqlite).collect(),
             Tx::Postgres(t) => sqlx::query_with(&sql, values).fetch_all(&mut **t).await?.into_iter().map(Row::Postgres).collect(),
         })
     }
@@ -198,6 +219,7 @@ impl Tx {
         let (sql, values) = self.build(stmt);
         Ok(match self {
             Tx::Sqlite(t) => sqlx::query_with(&sql, values).fetch_optional(&mut **t).await?.map(Row::Sqlite),
+            Tx::SqliteRead(c) => sqlx::query_with(&sql, values).fetch_optional(&mut **c).await?.map(Row::Sqlite),
             Tx::Postgres(t) => sqlx::query_with(&sql, values).fetch_optional(&mut **t).await?.map(Row::Postgres),
         })
     }
@@ -205,6 +227,7 @@ impl Tx {
     pub async fn commit(self) -> Result<()> {
         match self {
             Tx::Sqlite(t) => t.commit().await?,
+            Tx::SqliteRead(_) => {}
             Tx::Postgres(t) => t.commit().await?,
         }
         Ok(())

@@ -8,11 +8,11 @@ use chrono::{DateTime, Utc};
 use sea_query::{Alias, Cond, Expr, Order, Query, SelectStatement, SimpleExpr, Value};
 use uuid::Uuid;
 
-use super::{Dialect, Row, Store, Tx};
+use super::{Dialect, Intent, Row, Store, Tx};
 use crate::domain::collections::collection;
 use crate::domain::list::{ListQuery, Op};
 use crate::domain::record::Record;
-use crate::domain::registry::{Collection, PropertyPath, Rule, Ty, Writes};
+use crate::domain::registry::{Collection, PropertyPath, Rule, Ty};
 use crate::domain::validate::Changes;
 use crate::domain::value::{format_datetime, Val};
 use crate::error::{Error, Result};
@@ -180,7 +180,7 @@ pub struct Page {
 
 impl Store {
     pub async fn list(&self, scope: &Scope, c: &'static Collection, q: &ListQuery, after: Option<Vec<Val>>) -> Result<Page> {
-        let mut tx = self.begin_tenant(scope.tenant).await?;
+        let mut tx = self.begin_tenant(scope.tenant, Intent::Read).await?;
         let d = tx.dialect();
         let Some(prop) = property_cond(d, c, scope) else {
             return Ok(Page { records: vec![], has_more: false });
@@ -205,7 +205,7 @@ impl Store {
     }
 
     pub async fn get(&self, scope: &Scope, c: &'static Collection, id: Uuid) -> Result<Record> {
-        let mut tx = self.begin_tenant(scope.tenant).await?;
+        let mut tx = self.begin_tenant(scope.tenant, Intent::Read).await?;
         let r = fetch_one(&mut tx, scope, c, id, false).await?;
         tx.commit().await?;
         Ok(r)
@@ -214,7 +214,7 @@ impl Store {
     /// Creates a record from validated changes, checking its references inside the
     /// same transaction. `extra` are hidden columns (hashes) set by the caller.
     pub async fn create(&self, scope: &Scope, c: &'static Collection, mut ch: Changes, extra: Vec<(&'static str, Value)>) -> Result<Record> {
-        let mut tx = self.begin_tenant(scope.tenant).await?;
+        let mut tx = self.begin_tenant(scope.tenant, Intent::Write).await?;
         let d = tx.dialect();
         let id = Uuid::now_v7();
         resolve_references(&mut tx, scope, c, &mut ch, None, id).await?;
@@ -253,7 +253,7 @@ impl Store {
         id: Uuid,
         validate: impl FnOnce(&Record) -> Result<Changes>,
     ) -> Result<Record> {
-        let mut tx = self.begin_tenant(scope.tenant).await?;
+        let mut tx = self.begin_tenant(scope.tenant, Intent::Write).await?;
         let d = tx.dialect();
         let current = fetch_one(&mut tx, scope, c, id, true).await?;
         let mut ch = validate(&current)?;
@@ -276,7 +276,7 @@ impl Store {
     }
 
     pub async fn delete(&self, scope: &Scope, c: &'static Collection, id: Uuid) -> Result<Record> {
-        let mut tx = self.begin_tenant(scope.tenant).await?;
+        let mut tx = self.begin_tenant(scope.tenant, Intent::Write).await?;
         let d = tx.dialect();
         let current = fetch_one(&mut tx, scope, c, id, true).await?;
         check_writable_property(scope, current.property_id(c))?;
@@ -408,22 +408,7 @@ async fn resolve_references(tx: &mut Tx, scope: &Scope, c: &'static Collection, 
             }
         }
     }
-    if current.is_none() || props.values().any(|_| true) {
-        check_writable_property(scope, property)?;
-    } else if let Some(r) = current {
-        check_writable_property(scope, r.property_id(c))?;
-    }
-    Ok(())
-}
-
-/// Which write operations a collection refuses, and how.
-pub fn refuse_write(c: &Collection, op: &str) -> Option<Error> {
-    match (c.writes, op) {
-        (Writes::None, _) => Some(Error::MethodNotAllowed(format!("{} are written by Gable only", c.name))),
-        (Writes::CreateOnly, "update" | "delete") => Some(Error::Immutable(format!("{} cannot be changed once created", c.name))),
-        (Writes::NoDelete, "delete") => Some(Error::Immutable(format!("{} are never deleted", c.name))),
-        _ => None,
-    }
+    check_writable_property(scope, property)
 }
 
 /// A record written by Gable itself in bulk (seeding): trusted, not validated.
@@ -436,7 +421,7 @@ pub struct NewRow {
 impl Store {
     /// Inserts many rows in one transaction, in multi-row statements.
     pub async fn insert_many(&self, tenant: Uuid, livemode: bool, c: &'static Collection, rows: &[NewRow]) -> Result<()> {
-        let mut tx = self.begin_tenant(tenant).await?;
+        let mut tx = self.begin_tenant(tenant, Intent::Write).await?;
         let d = tx.dialect();
         let mut cols = vec![Alias::new("tenant_id"), Alias::new("livemode"), Alias::new("id"), Alias::new("created_at"), Alias::new("updated_at")];
         if c.metadata {
@@ -469,3 +454,4 @@ impl Store {
         tx.commit().await
     }
 }
+

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::domain::collections::collection;
 use crate::domain::list::ListQuery;
-use crate::domain::registry::Collection;
+use crate::domain::registry::{Collection, WriteOp};
 use crate::domain::scopes::Access;
 use crate::domain::{flow_tokens, validate};
 use crate::error::{Error, Result};
@@ -18,7 +18,6 @@ use crate::http::auth::Credential;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::state::ApiState;
-use crate::store::records::refuse_write;
 
 fn resolve(name: &str) -> Result<&'static Collection> {
     collection(name).ok_or_else(|| Error::NotFound { message: format!("there is no collection named `{name}`"), param: None })
@@ -79,7 +78,7 @@ pub async fn get(State(st): State<ApiState>, cred: Credential, Path((resource, i
 
 pub async fn create(State(st): State<ApiState>, cred: Credential, Path(resource): Path<String>, req: Request) -> Result<Response> {
     let c = resolve(&resource)?;
-    if let Some(e) = refuse_write(c, "create") {
+    if let Some(e) = c.refuse(WriteOp::Create) {
         return Err(e);
     }
     cred.require(c, Access::Write)?;
@@ -103,7 +102,7 @@ pub async fn create(State(st): State<ApiState>, cred: Credential, Path(resource)
 
 pub async fn update(State(st): State<ApiState>, cred: Credential, Path((resource, id)): Path<(String, String)>, req: Request) -> Result<Response> {
     let c = resolve(&resource)?;
-    if let Some(e) = refuse_write(c, "update") {
+    if let Some(e) = c.refuse(WriteOp::Update) {
         return Err(e);
     }
     cred.require(c, Access::Write)?;
@@ -115,7 +114,7 @@ pub async fn update(State(st): State<ApiState>, cred: Credential, Path((resource
 
 pub async fn delete(State(st): State<ApiState>, cred: Credential, Path((resource, id)): Path<(String, String)>) -> Result<Response> {
     let c = resolve(&resource)?;
-    if let Some(e) = refuse_write(c, "delete") {
+    if let Some(e) = c.refuse(WriteOp::Delete) {
         return Err(e);
     }
     cred.require(c, Access::Write)?;

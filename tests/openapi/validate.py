@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Validates Gable's served OpenAPI description, independently of the Rust code that makes it.
+
+    validate.py FILE [--server-url URL] [--label NAME]
+
+1. `openapi-spec-validator` (PyPI) validates FILE as an OpenAPI 3.1 document.
+2. Plain-Python checks of what Gable promises (DESIGN.md §3–§5, §9): the 38 collections
+   (written out here, not read from the code), unique operationIds, closed write schemas,
+   resolvable `$ref`s, per-operation scopes, the public description endpoint.
+
+Prints one line per failed check and exits 1 if any failed, 2 on a usage or load error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+
+# DESIGN.md §3: the 36 collections of the service description, plus the two Gable adds.
+COLLECTIONS = [
+    "organizations", "companies", "users", "roles", "owners", "properties", "buildings",
+    "units", "rooms", "beds", "listings", "leads", "viewings", "applications", "screening",
+    "leases", "signatures", "tenancies", "bookings", "guests", "charges", "invoices",
+    "payments", "refunds", "accounting-entries", "workorders", "inspections", "assets",
+    "vendors", "purchase-orders", "documents", "tasks", "messages", "events", "reports",
+    "webhooks", "webhook-deliveries", "flow-tokens",
+]
+# DESIGN.md §3: written by Gable only (405 on writes), so no POST is described.
+READ_ONLY = {"events", "webhook-deliveries"}
+# DESIGN.md §3: financial records are never deleted; journal entries never change.
+NEVER_DELETED = {"payments", "refunds", "accounting-entries", "events", "webhook-deliveries"}
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+MAX_BYTES = 2 * 1024 * 1024
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+        self.count = 0
+
+    def check(self, ok: bool, message: str) -> bool:
+        self.count += 1
+        if not ok:
+            self.failures.append(message)
+        return ok
+
+
+def operations(doc: dict):
+    """(path, method, operation) for every operation."""
+    for path, item in doc.get("paths", {}).items():
+        for method in METHODS:
+            if method in item:
+                yield path, method, item[method]
+
+
+def resolve_pointer(doc: dict, ref: str):
+    if not ref.startswith("#/"):
+        return None
+    node = doc
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return None
+    return node
+
+
+def all_refs(node, where="#"):
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            yield where, ref
+        for k, v in node.items():
+            yield from all_refs(v, f"{where}/{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from all_refs(v, f"{where}/{i}")
+
+
+def deref(doc: dict, node):
+    seen = 0
+    while isinstance(node, dict) and "$ref" in node and seen < 20:
+        node = resolve_pointer(doc, node["$ref"]) or {}
+        seen += 1
+    return node
+
+
+def spec_validation(doc: dict, c: Checks) -> None:
+    try:
+        from openapi_spec_validator import OpenAPIV31SpecValidator
+    except ImportError:
+        c.check(False, "openapi-spec-validator is not installed in this Python "
+                       "(run .ci/install-tools or tests/openapi/validate.sh)")
+        return
+    try:
+        errors = list(OpenAPIV31SpecValidator(doc).iter_errors())
+    except Exception as e:  # the validator raises instead of reporting, e.g. on a dangling $ref
+        c.check(False, f"openapi-spec-validator stopped: {type(e).__name__}: {str(e).split(' within ')[0][:300]}")
+        return
+    for e in errors[:25]:
+        path = "/".join(str(p) for p in getattr(e, "absolute_path", []) or [])
+        c.check(False, f"openapi-spec-validator: {e.message} (at {path or '/'})")
+    if len(errors) > 25:
+        c.check(False, f"openapi-spec-validator: … and {len(errors) - 25} more errors")
+    c.check(True, "")
+
+
+def gable_checks(doc: dict, raw_size: int, server_url: str | None, c: Checks) -> None:
+    c.check(doc.get("openapi") == "3.1.0", f"openapi is {doc.get('openapi')!r}, expected '3.1.0'")
+    info = doc.get("info", {})
+    c.check(info.get("title") == "Gable API", f"info.title is {info.get('title')!r}")
+    c.check(bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(info.get("version", "")))),
+            f"info.version {info.get('version')!r} is not a dated version (YYYY-MM-DD)")
+    c.check(raw_size <= MAX_BYTES, f"the document is {raw_size} bytes, more than {MAX_BYTES}")
+
+    servers = doc.get("servers") or []
+    if c.check(len(servers) >= 1, "no servers entry"):
+        if server_url is not None:
+            c.check(servers[0].get("url") == server_url,
+                    f"servers[0].url is {servers[0].get('url')!r}, expected this listener's {server_url!r}")
+
+    paths = doc.get("paths", {})
+    schemas = doc.get("components", {}).get("schemas", {})
+
+    # The description endpoint itself: present and public.
+    desc = paths.get("/v1/openapi.json", {}).get("get")
+    if c.check(desc is not None, "GET /v1/openapi.json is not described"):
+        c.check(desc.get("security") == [], "GET /v1/openapi.json must be public (security: [])")
+
+    # Every collection: list and retrieve; writes as DESIGN.md says.
+    for name in COLLECTIONS:
+        item = paths.get(f"/v1/{name}")
+        if not c.check(item is not None and "get" in item, f"collection {name}: no GET /v1/{name}"):
+            continue
+        record = paths.get(f"/v1/{name}/{{id}}", {})
+        c.check("get" in record, f"collection {name}: no GET /v1/{name}/{{id}}")
+        if name in READ_ONLY:
+            c.check("post" not in item and "patch" not in record and "delete" not in record,
+                    f"collection {name} is written by Gable only but describes a write")
+        else:
+            c.check("post" in item, f"collection {name}: no POST /v1/{name}")
+        if name in NEVER_DELETED:
+            c.check("delete" not in record, f"collection {name} is never deleted but describes DELETE")
+        list_params = [deref(doc, p) for p in item["get"].get("parameters", [])]
+        names = {p.get("name") for p in list_params}
+        for required in ("limit", "cursor", "sort", f"fields[{name}]"):
+            c.check(required in names, f"GET /v1/{name}: no `{required}` parameter")
+        limit = next((p for p in list_params if p.get("name") == "limit"), {}).get("schema", {})
+        c.check((limit.get("minimum"), limit.get("maximum"), limit.get("default")) == (1, 100, 25),
+                f"GET /v1/{name}: limit must be 1..100, default 25; got {limit}")
+        c.check(any(str(n).startswith("filter[") for n in names), f"GET /v1/{name}: no filter parameters")
+
+    # operationIds: present and unique. Scopes: read for GET, write otherwise.
+    seen: dict[str, str] = {}
+    oauth = doc.get("components", {}).get("securitySchemes", {}).get("oauth2", {})
+    scopes = oauth.get("flows", {}).get("authorizationCode", {}).get("scopes", {})
+    c.check(bool(scopes), "components.securitySchemes.oauth2 has no authorizationCode scopes")
+    c.check("api_key" in doc.get("components", {}).get("securitySchemes", {}),
+            "components.securitySchemes has no api_key")
+    for path, method, op in operations(doc):
+        where = f"{method.upper()} {path}"
+        op_id = op.get("operationId")
+        if c.check(bool(op_id), f"{where}: no operationId"):
+            c.check(op_id not in seen, f"operationId {op_id!r} used by {seen.get(op_id)} and {where}")
+            seen[op_id] = where
+        m = re.fullmatch(r"/v1/([a-z-]+)(/\{id\})?", path)
+        if not m or m.group(1) not in COLLECTIONS:
+            continue
+        collection = m.group(1)
+        want = f"{collection}:read" if method == "get" else f"{collection}:write"
+        security = op.get("security") or []
+        c.check({"api_key": []} in security, f"{where}: security does not accept an API key")
+        c.check({"oauth2": [want]} in security, f"{where}: security must ask OAuth scope {want!r}")
+        c.check(want in scopes, f"{where}: scope {want!r} is not declared by the oauth2 scheme")
+        for status in ("401", "429"):
+            c.check(status in op.get("responses", {}), f"{where}: no {status} response")
+        for status, resp in op.get("responses", {}).items():
+            resp = deref(doc, resp)
+            content = resp.get("content", {}).get("application/json", {})
+            if status.startswith(("4", "5")):
+                c.check(content.get("schema") == {"$ref": "#/components/schemas/Error"},
+                        f"{where}: {status} does not use the Error schema")
+            c.check("Request-Id" in resp.get("headers", {}), f"{where}: {status} lacks the Request-Id header")
+        body = op.get("requestBody")
+        if body is not None:
+            schema = deref(doc, body.get("content", {}).get("application/json", {}).get("schema", {}))
+            c.check(schema.get("additionalProperties") is False,
+                    f"{where}: request body schema accepts unknown fields (additionalProperties is not false)")
+
+    # Write schemas: closed, and their required fields exist.
+    creates = [n for n in schemas if n.endswith("Create")]
+    c.check(len(creates) == len(COLLECTIONS) - len(READ_ONLY),
+            f"expected {len(COLLECTIONS) - len(READ_ONLY)} *Create schemas, found {len(creates)}")
+    for n in creates + [n for n in schemas if n.endswith("Update")]:
+        s = schemas[n]
+        c.check(s.get("additionalProperties") is False, f"schema {n}: additionalProperties must be false")
+        missing = [r for r in s.get("required", []) if r not in s.get("properties", {})]
+        c.check(not missing, f"schema {n}: required {missing} not among its properties")
+        if n.endswith("Update"):
+            c.check(not s.get("required"), f"schema {n}: update fields must all be optional")
+            c.check(s.get("minProperties") == 1, f"schema {n}: minProperties must be 1")
+    c.check("Error" in schemas and "error" in schemas["Error"].get("properties", {}),
+            "components.schemas.Error must describe {error: {...}}")
+
+    # Every $ref resolves.
+    for where, ref in all_refs(doc):
+        c.check(resolve_pointer(doc, ref) is not None, f"{where}: $ref {ref!r} does not resolve")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("file", help="the OpenAPI document (JSON)")
+    ap.add_argument("--server-url", help="the base address servers[0].url must be")
+    ap.add_argument("--label", default=None, help="name to print for this document")
+    args = ap.parse_args()
+    label = args.label or args.file
+    try:
+        with open(args.file, "rb") as f:
+            raw = f.read()
+        doc = json.loads(raw)
+    except (OSError, ValueError) as e:
+        print(f"FAIL {label}: cannot load the document: {e}", file=sys.stderr)
+        return 2
+    if not isinstance(doc, dict):
+        print(f"FAIL {label}: the document is not a JSON object", file=sys.stderr)
+        return 2
+
+    c = Checks()
+    spec_validation(doc, c)
+    gable_checks(doc, len(raw), args.server_url, c)
+
+    ops = sum(1 for _ in operations(doc))
+    if c.failures:
+        for f in c.failures:
+            print(f"FAIL {label}: {f}", file=sys.stderr)
+        print(f"{label}: {len(c.failures)} of {c.count} checks failed", file=sys.stderr)
+        return 1
+    print(f"ok {label}: valid OpenAPI {doc['openapi']} (openapi-spec-validator), {len(raw)} bytes, "
+          f"{len(doc['paths'])} paths, {ops} operations, "
+          f"{len(doc.get('components', {}).get('schemas', {}))} schemas; {c.count} checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
