@@ -55,6 +55,14 @@ impl Application {
 
     /// Serves both listeners until `shutdown` resolves, then drains in-flight requests.
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+        let revocations = {
+            let store = self.state.store.clone();
+            tokio::spawn(async move {
+                if let Err(e) = store.listen_for_revocations().await {
+                    tracing::error!(error = %e, "revocation listener stopped; keys are re-read every few seconds");
+                }
+            })
+        };
         let (tx, rx) = tokio::sync::watch::channel(false);
         let wait = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
             let _ = rx.wait_for(|stop| *stop).await;
@@ -66,6 +74,7 @@ impl Application {
             let _ = tx.send(true);
         });
         tokio::try_join!(live.into_future(), test.into_future())?;
+        revocations.abort();
         self.state.store.close().await;
         Ok(())
     }

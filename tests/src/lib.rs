@@ -260,17 +260,30 @@ impl TestApp {
         r.body["data"].clone()
     }
 
-    /// Counts the rows of a collection's table for a tenant, straight from the database.
+    /// Starts a second server process-equivalent (its own pools and caches) on the same
+    /// database, as a second node of a deployment would be.
+    pub async fn second_node(&self) -> TestApp {
+        let store = Store::connect(&self.database_url).await.expect("second store");
+        Self::start(self.backend, store, self.database_url.clone(), None).await
+    }
+
+    /// Counts the rows of a table, straight from the database.
     pub async fn count_rows(&self, table: &str) -> i64 {
+        self.count_where(table, "TRUE").await
+    }
+
+    /// Counts the rows of a table matching a condition, straight from the database.
+    pub async fn count_where(&self, table: &str, cond: &str) -> i64 {
+        let sql = format!("SELECT COUNT(*) FROM {table} WHERE {cond}");
         match self.backend {
             Backend::Sqlite => {
                 let mut c = sqlx::SqliteConnection::connect(&self.database_url).await.expect("sqlite");
-                let (n,): (i64,) = sqlx::query_as(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(&mut c).await.expect("count");
+                let (n,): (i64,) = sqlx::query_as(&sql).fetch_one(&mut c).await.expect("count");
                 n
             }
             Backend::Postgres => {
                 let mut c = PgConnection::connect(&self.database_url).await.expect("pg");
-                let (n,): (i64,) = sqlx::query_as(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(&mut c).await.expect("count");
+                let (n,): (i64,) = sqlx::query_as(&sql).fetch_one(&mut c).await.expect("count");
                 n
             }
         }

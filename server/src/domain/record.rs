@@ -3,11 +3,12 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value as Json};
 use uuid::Uuid;
 
 use super::registry::{Collection, Field, Ty};
-use super::value::{format_datetime, to_json, Val};
+use super::value::{format_datetime, money_json, Val};
 
 #[derive(Debug, Clone)]
 pub struct Record {
@@ -52,31 +53,74 @@ impl Record {
         }
     }
 
-    /// Renders the record; `fields` limits it to a sparse fieldset (`id` and `object`
-    /// are always present).
+    /// Renders the record as a JSON value; `fields` limits it to a sparse fieldset
+    /// (`id` and `object` are always present).
     pub fn to_json(&self, c: &Collection, fields: Option<&[&str]>) -> Json {
-        let want = |name: &str| fields.is_none_or(|f| f.contains(&name));
-        let mut out = Map::new();
-        out.insert("id".into(), Json::String(self.id.to_string()));
-        out.insert("object".into(), Json::String(c.object.into()));
+        serde_json::to_value(self.view(c, fields)).unwrap_or(Json::Null)
+    }
+
+    /// A serialisable view of the record: lists serialise straight to bytes through it,
+    /// without building a JSON tree per record.
+    pub fn view<'a>(&'a self, c: &'a Collection, fields: Option<&'a [&'a str]>) -> RecordView<'a> {
+        RecordView { rec: self, c, fields }
+    }
+}
+
+pub struct RecordView<'a> {
+    rec: &'a Record,
+    c: &'a Collection,
+    fields: Option<&'a [&'a str]>,
+}
+
+impl Serialize for RecordView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let want = |name: &str| self.fields.is_none_or(|f| f.contains(&name));
+        let (r, c) = (self.rec, self.c);
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("id", &r.id)?;
+        m.serialize_entry("object", c.object)?;
         if want("livemode") {
-            out.insert("livemode".into(), Json::Bool(self.livemode));
+            m.serialize_entry("livemode", &r.livemode)?;
         }
         if want("created_at") {
-            out.insert("created_at".into(), Json::String(format_datetime(&self.created_at)));
+            m.serialize_entry("created_at", &format_datetime(&r.created_at))?;
         }
         if want("updated_at") {
-            out.insert("updated_at".into(), Json::String(format_datetime(&self.updated_at)));
+            m.serialize_entry("updated_at", &format_datetime(&r.updated_at))?;
         }
-        let currency = self.currency();
+        let currency = r.currency();
         for f in c.fields {
             if want(f.name) {
-                out.insert(f.name.into(), to_json(self.get(f.name), currency));
+                m.serialize_entry(f.name, &ValView(r.get(f.name), currency))?;
             }
         }
         if c.metadata && want("metadata") {
-            out.insert("metadata".into(), self.metadata.clone().unwrap_or_else(|| Json::Object(Map::new())));
+            match &r.metadata {
+                Some(meta) => m.serialize_entry("metadata", meta)?,
+                None => m.serialize_entry("metadata", &Map::new())?,
+            }
         }
-        Json::Object(out)
+        m.end()
+    }
+}
+
+/// A value serialised in its JSON form (money needs the record's currency).
+struct ValView<'a>(&'a Val, Option<&'a str>);
+
+impl Serialize for ValView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Val::Null => s.serialize_none(),
+            Val::Str(v) => s.serialize_str(v),
+            Val::Int(i) => s.serialize_i64(*i),
+            Val::Num(f) => s.serialize_f64(*f),
+            Val::Money(m) => money_json(*m, self.1).serialize(s),
+            Val::Bool(b) => s.serialize_bool(*b),
+            // NaiveDate displays as YYYY-MM-DD.
+            Val::Date(d) => s.collect_str(d),
+            Val::DateTime(t) => s.serialize_str(&format_datetime(t)),
+            Val::Uuid(u) => u.serialize(s),
+            Val::Json(j) => j.serialize(s),
+        }
     }
 }

@@ -48,8 +48,13 @@ pub fn format_datetime(t: &DateTime<Utc>) -> String {
 
 /// The number of decimals a currency's amounts have (ISO 4217 minor unit).
 pub fn currency_exponent(code: &str) -> Option<u32> {
-    let c = iso_currency::Currency::from_code(code)?;
-    Some(c.exponent().map(u32::from).unwrap_or(0))
+    // Built once: looking a code up in iso_currency scans its table every time.
+    static EXPONENTS: std::sync::LazyLock<std::collections::HashMap<String, u32>> = std::sync::LazyLock::new(|| {
+        <iso_currency::Currency as iso_currency::IntoEnumIterator>::iter()
+            .map(|c| (c.code().to_string(), c.exponent().map(u32::from).unwrap_or(0)))
+            .collect()
+    });
+    EXPONENTS.get(code).copied()
 }
 
 /// The largest amount Gable accepts, in major units: well inside an i64 of minor units
@@ -125,15 +130,19 @@ pub fn to_json(v: &Val, currency: Option<&str>) -> Json {
         Val::Num(f) => Number::from_f64(*f).map(Json::Number).unwrap_or(Json::Null),
         Val::Money(m) => money_json(*m, currency),
         Val::Bool(b) => Json::Bool(*b),
-        Val::Date(d) => Json::String(d.format("%Y-%m-%d").to_string()),
+        Val::Date(d) => Json::String(d.to_string()),
         Val::DateTime(t) => Json::String(format_datetime(t)),
         Val::Uuid(u) => Json::String(u.to_string()),
         Val::Json(j) => j.clone(),
     }
 }
 
+/// `YYYY-MM-DD` only (ISO 8601 calendar date; the fast path, no strftime pattern).
 pub fn parse_date(s: &str) -> Option<NaiveDate> {
-    NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()
+    if s.len() != 10 {
+        return None;
+    }
+    s.parse().ok()
 }
 
 pub fn parse_datetime(s: &str) -> Option<DateTime<Utc>> {

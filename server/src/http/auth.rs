@@ -30,9 +30,6 @@ impl Credential {
     }
 }
 
-/// Written at most this often, so reads do not turn into writes.
-const LAST_USED_PRECISION_SECS: i64 = 60;
-
 impl FromRequestParts<ApiState> for Credential {
     type Rejection = Error;
 
@@ -53,9 +50,8 @@ impl FromRequestParts<ApiState> for Credential {
         let key = state
             .app
             .store
-            .find_key(secret)
+            .authenticate(secret, Utc::now())
             .await?
-            .filter(|k| !k.revoked)
             .ok_or_else(|| Error::Unauthenticated("the API key is not valid or has been revoked".into()))?;
         if key.livemode != state.livemode {
             let (key_env, here) = if key.livemode { ("live", "the sandbox") } else { ("test", "production") };
@@ -63,16 +59,6 @@ impl FromRequestParts<ApiState> for Credential {
                 "this is a {key_env} key and this is {here}'s address; use the {} base address",
                 if key.livemode { "production" } else { "sandbox" }
             )));
-        }
-        let now = Utc::now();
-        if key.last_used_at.is_none_or(|t| (now - t).num_seconds() >= LAST_USED_PRECISION_SECS) {
-            let store = state.app.store.clone();
-            let id = key.id;
-            tokio::spawn(async move {
-                if let Err(e) = store.touch_key(id, now).await {
-                    tracing::warn!(error = %e, "could not record last_used_at");
-                }
-            });
         }
         Ok(Credential {
             key_id: key.id,

@@ -3,6 +3,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::request_id::current_request_id;
@@ -11,8 +12,25 @@ pub fn single(status: StatusCode, object: &str, data: Value) -> Response {
     envelope(status, object, data, None, false)
 }
 
-pub fn list(data: Vec<Value>, next_cursor: Option<String>, has_more: bool) -> Response {
-    envelope(StatusCode::OK, "list", Value::Array(data), next_cursor, has_more)
+/// A list, serialised straight to bytes from its items.
+pub fn list<T: Serialize>(data: &[T], next_cursor: Option<String>, has_more: bool) -> Response {
+    #[derive(Serialize)]
+    struct Meta {
+        request_id: Option<String>,
+        next_cursor: Option<String>,
+        has_more: bool,
+    }
+    #[derive(Serialize)]
+    struct Envelope<'a, T> {
+        object: &'static str,
+        data: &'a [T],
+        meta: Meta,
+    }
+    let body = Envelope { object: "list", data, meta: Meta { request_id: current_request_id().map(|id| id.to_string()), next_cursor, has_more } };
+    match serde_json::to_vec(&body) {
+        Ok(bytes) => ([(axum::http::header::CONTENT_TYPE, "application/json")], bytes).into_response(),
+        Err(e) => crate::error::Error::internal(e).into_response(),
+    }
 }
 
 fn envelope(status: StatusCode, object: &str, data: Value, next_cursor: Option<String>, has_more: bool) -> Response {

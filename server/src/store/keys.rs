@@ -9,6 +9,37 @@ use uuid::Uuid;
 use super::{Intent, Store};
 use crate::error::{Error, Result};
 
+/// Authenticated keys, kept briefly so a request costs one database query, not two.
+/// A revocation evicts its key at once in the revoking process and, on PostgreSQL,
+/// in every process (NOTIFY on `REVOCATION_CHANNEL`); elsewhere (the CLI revoking
+/// under a running SQLite server) the entry lives at most `KEY_CACHE_TTL`.
+#[derive(Clone)]
+pub struct KeyCache(moka::sync::Cache<String, ApiKey>);
+
+pub const KEY_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(2);
+pub const REVOCATION_CHANNEL: &str = "gable_key_revoked";
+
+impl KeyCache {
+    pub fn new() -> Self {
+        KeyCache(moka::sync::Cache::builder().max_capacity(100_000).time_to_live(KEY_CACHE_TTL).build())
+    }
+    pub fn evict(&self, secret_hash: &str) {
+        self.0.invalidate(secret_hash);
+    }
+    pub fn clear(&self) {
+        self.0.invalidate_all();
+    }
+}
+
+impl Default for KeyCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `last_used_at` is written at most this often, so reads do not turn into writes.
+const LAST_USED_PRECISION_SECS: i64 = 60;
+
 /// A key as the authentication layer sees it (never the secret).
 #[derive(Debug, Clone)]
 pub struct ApiKey {
@@ -189,6 +220,35 @@ impl Store {
     /// compared in constant time as well.
     pub async fn find_key(&self, secret: &str) -> Result<Option<ApiKey>> {
         let hash = hash_secret(secret);
+        if let Some(k) = self.keys.0.get(&hash) {
+            return Ok(Some(k));
+        }
+        let found = self.find_key_uncached(&hash).await?;
+        if let Some(k) = &found {
+            self.keys.0.insert(hash, k.clone());
+        }
+        Ok(found)
+    }
+
+    /// The active key a secret belongs to, recording its use (at most once a minute).
+    pub async fn authenticate(&self, secret: &str, now: DateTime<Utc>) -> Result<Option<ApiKey>> {
+        let Some(mut key) = self.find_key(secret).await?.filter(|k| !k.revoked) else { return Ok(None) };
+        if key.last_used_at.is_none_or(|t| (now - t).num_seconds() >= LAST_USED_PRECISION_SECS) {
+            key.last_used_at = Some(now);
+            self.keys.0.insert(hash_secret(secret), key.clone());
+            let store = self.clone();
+            let id = key.id;
+            tokio::spawn(async move {
+                if let Err(e) = store.touch_key(id, now).await {
+                    tracing::warn!(error = %e, "could not record last_used_at");
+                }
+            });
+        }
+        Ok(Some(key))
+    }
+
+    async fn find_key_uncached(&self, hash: &str) -> Result<Option<ApiKey>> {
+        let hash = hash.to_string();
         let mut tx = self.begin_system(Intent::Read).await?;
         let row = tx
             .fetch_optional(
@@ -234,20 +294,30 @@ impl Store {
         tx.commit().await
     }
 
+    /// Revokes a key; it is refused from the next request on, in every process.
     pub async fn revoke_key(&self, tenant: Uuid, key: Uuid) -> Result<bool> {
         let mut tx = self.begin_system(Intent::Write).await?;
         let d = tx.dialect();
-        let n = tx
-            .execute(
+        let row = tx
+            .fetch_optional(
                 Query::update()
                     .table(Alias::new("api_keys"))
                     .value(Alias::new("revoked_at"), d.ts(Utc::now()))
                     .and_where(Expr::col(Alias::new("id")).eq(d.uuid(key)))
                     .and_where(Expr::col(Alias::new("tenant_id")).eq(d.uuid(tenant)))
-                    .and_where(Expr::col(Alias::new("revoked_at")).is_null()),
+                    .and_where(Expr::col(Alias::new("revoked_at")).is_null())
+                    .returning_col(Alias::new("secret_hash")),
             )
             .await?;
+        let Some(hash) = row.map(|r| r.opt_string("secret_hash")).transpose()?.flatten() else {
+            return Ok(false);
+        };
+        if d == super::Dialect::Postgres {
+            // Delivered to every listening process when the transaction commits.
+            tx.execute(Query::select().expr(Expr::cust_with_values("pg_notify($1, $2)", [REVOCATION_CHANNEL, hash.as_str()]))).await?;
+        }
         tx.commit().await?;
-        Ok(n == 1)
+        self.keys.evict(&hash);
+        Ok(true)
     }
 }

@@ -63,8 +63,8 @@ pub async fn list(State(st): State<ApiState>, cred: Credential, Path(resource): 
         _ => None,
     };
     let fields = q.fields.as_deref();
-    let data = page.records.iter().map(|r| r.to_json(c, fields)).collect();
-    Ok(envelope::list(data, next, page.has_more))
+    let data: Vec<_> = page.records.iter().map(|r| r.view(c, fields)).collect();
+    Ok(envelope::list(&data, next, page.has_more))
 }
 
 pub async fn get(State(st): State<ApiState>, cred: Credential, Path((resource, id)): Path<(String, String)>, RawQuery(raw): RawQuery) -> Result<Response> {
