@@ -4,15 +4,18 @@
 //! into `server`. Server functions therefore talk to small service traits that `app`
 //! defines under `ssr` and that `server` provides through Leptos context
 //! (see `docs/architecture.md`).
+#![recursion_limit = "256"] // deeply nested view types of the console pages
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
-    components::{Route, Router, Routes},
-    StaticSegment,
+    components::{ParentRoute, Route, Router, Routes},
+    path,
 };
 
+pub mod api;
 mod pages;
+pub mod service;
 
 /// The HTML document around every console page.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -42,7 +45,15 @@ pub fn App() -> impl IntoView {
         <Title text="Gable"/>
         <Router>
             <Routes fallback=pages::NotFound>
-                <Route path=StaticSegment("") view=pages::Home/>
+                <Route path=path!("/") view=pages::Landing/>
+                <Route path=path!("/sign-in") view=pages::SignInPage/>
+                <Route path=path!("/sign-up") view=pages::SignUpPage/>
+                <ParentRoute path=path!("/console") view=pages::ConsoleLayout>
+                    <Route path=path!("") view=pages::Overview/>
+                    <Route path=path!("service-accounts") view=pages::ServiceAccountsPage/>
+                    <Route path=path!("service-accounts/:id") view=pages::ServiceAccountPage/>
+                    <Route path=path!("team") view=pages::TeamPage/>
+                </ParentRoute>
             </Routes>
         </Router>
     }

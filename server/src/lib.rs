@@ -3,9 +3,11 @@
 //! `domain` is plain Rust (registry, validation, lists, ledger rules); `store` keeps
 //! records in SQLite or PostgreSQL; `http` serves the API and hosts the console;
 //! `cli` is the `gable` command.
+#![recursion_limit = "256"] // deeply nested view types of the console pages
 
 pub mod cli;
 pub mod config;
+pub mod console;
 pub mod domain;
 pub mod error;
 pub mod http;

@@ -5,6 +5,8 @@ use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use gable_app::api::ConsoleConfig;
+use gable_app::service::Console;
 use leptos::prelude::LeptosOptions;
 use tokio::net::TcpListener;
 
@@ -47,8 +49,13 @@ impl Application {
             .site_pkg_dir("pkg")
             .site_addr(live_addr)
             .build();
+        let console_config = ConsoleConfig {
+            secure_cookies: settings.public_url.starts_with("https://"),
+            session_max_age_secs: crate::console::SESSION_ABSOLUTE.as_secs(),
+        };
+        let console: Arc<dyn Console> = Arc::new(crate::console::ConsoleService::new(store.clone()));
         let state = Arc::new(AppState { store, cursors, settings });
-        let live_router = http::router(ApiState { app: state.clone(), livemode: true }, Some(leptos));
+        let live_router = http::router(ApiState { app: state.clone(), livemode: true }, Some((leptos, console, console_config)));
         let test_router = http::router(ApiState { app: state.clone(), livemode: false }, None);
         Ok(Application { live, test, live_addr, test_addr, state, live_router, test_router })
     }
@@ -67,8 +74,11 @@ impl Application {
         let wait = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
             let _ = rx.wait_for(|stop| *stop).await;
         };
-        let live = axum::serve(self.live, self.live_router).with_graceful_shutdown(wait(rx.clone()));
-        let test = axum::serve(self.test, self.test_router).with_graceful_shutdown(wait(rx));
+        // Client addresses reach the handlers (sign-in throttling per address).
+        let live = axum::serve(self.live, self.live_router.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(wait(rx.clone()));
+        let test = axum::serve(self.test, self.test_router.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(wait(rx));
         tokio::spawn(async move {
             shutdown.await;
             let _ = tx.send(true);

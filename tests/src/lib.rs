@@ -105,7 +105,23 @@ async fn postgres_template(admin: &mut PgConnection, url: &str) -> anyhow::Resul
             let store = Store::connect(&with_database(url, &building)).await?;
             store.migrate().await?;
             store.close().await;
-            admin.execute(format!("ALTER DATABASE {building} RENAME TO {template}").as_str()).await?;
+            // A closed pool's connections may linger for a moment; renaming needs none.
+            let mut renamed = Err(anyhow::anyhow!("not tried"));
+            for _ in 0..50 {
+                let _ = sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()")
+                    .bind(&building)
+                    .execute(&mut *admin)
+                    .await;
+                match admin.execute(format!("ALTER DATABASE {building} RENAME TO {template}").as_str()).await {
+                    Ok(_) => {
+                        renamed = Ok(());
+                        break;
+                    }
+                    Err(e) => renamed = Err(e.into()),
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            renamed?;
         }
         anyhow::Ok(())
     }

@@ -6,6 +6,7 @@
 pub mod api;
 pub mod auth;
 pub mod body;
+pub mod console;
 pub mod envelope;
 pub mod error;
 pub mod request_id;
@@ -17,15 +18,18 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::Response;
 use axum::response::IntoResponse;
 use axum::{middleware, Router};
+use std::sync::Arc;
+
+use gable_app::api::ConsoleConfig;
+use gable_app::service::Console;
 use leptos::prelude::LeptosOptions;
-use leptos_axum::{generate_route_list, LeptosRoutes};
 use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::error::Error;
 use crate::state::ApiState;
 
 /// The router of one listener. Production also hosts the console; the sandbox serves the API.
-pub fn router(state: ApiState, leptos: Option<LeptosOptions>) -> Router {
+pub fn router(state: ApiState, console: Option<(LeptosOptions, Arc<dyn Console>, ConsoleConfig)>) -> Router {
     let api = api::router()
         .route("/v1", axum::routing::any(api_not_found))
         .route("/v1/{resource}/{id}/{*rest}", axum::routing::any(api_not_found))
@@ -33,18 +37,8 @@ pub fn router(state: ApiState, leptos: Option<LeptosOptions>) -> Router {
         .layer(middleware::from_fn(version::layer))
         .layer(DefaultBodyLimit::max(body::MAX_BODY))
         .with_state(state);
-    let app = match leptos {
-        Some(options) => {
-            let routes = generate_route_list(gable_app::App);
-            let console = Router::new()
-                .leptos_routes(&options, routes, {
-                    let options = options.clone();
-                    move || gable_app::shell(options.clone())
-                })
-                .fallback(leptos_axum::file_and_error_handler(gable_app::shell))
-                .with_state(options);
-            api.merge(console)
-        }
+    let app = match console {
+        Some((options, service, config)) => api.merge(console::router(options, service, config)),
         None => api.fallback(api_not_found),
     };
     with_common_layers(app)

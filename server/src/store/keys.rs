@@ -10,8 +10,9 @@ use super::{Intent, Store};
 use crate::error::{Error, Result};
 
 /// Authenticated keys, kept briefly so a request costs one database query, not two.
-/// A revocation evicts its key at once in the revoking process and, on PostgreSQL,
-/// in every process (NOTIFY on `REVOCATION_CHANNEL`); elsewhere (the CLI revoking
+/// A revocation (or disabling the key's service account) evicts its key at once in the
+/// revoking process and, on PostgreSQL, in every process (NOTIFY on
+/// `REVOCATION_CHANNEL`); elsewhere (the CLI revoking
 /// under a running SQLite server) the entry lives at most `KEY_CACHE_TTL`.
 #[derive(Clone)]
 pub struct KeyCache(moka::sync::Cache<String, ApiKey>);
@@ -117,8 +118,16 @@ impl Store {
         Ok(row.map(|r| r.opt_i64("n")).transpose()?.flatten().unwrap_or(0))
     }
 
-    /// The tenant's service account of this name, created if missing.
+    /// The tenant's service account of this name (not deleted), created if missing.
     pub async fn service_account(&self, tenant: Uuid, name: &str) -> Result<Uuid> {
+        match self.service_account_once(tenant, name).await {
+            // Created by someone else meanwhile (names are unique among accounts not deleted).
+            Err(Error::Conflict(_)) => self.service_account_once(tenant, name).await,
+            found => found,
+        }
+    }
+
+    async fn service_account_once(&self, tenant: Uuid, name: &str) -> Result<Uuid> {
         let mut tx = self.begin_system(Intent::Write).await?;
         let d = tx.dialect();
         let existing = tx
@@ -127,7 +136,8 @@ impl Store {
                     .column(Alias::new("id"))
                     .from(Alias::new("service_accounts"))
                     .and_where(Expr::col(Alias::new("tenant_id")).eq(d.uuid(tenant)))
-                    .and_where(Expr::col(Alias::new("name")).eq(name)),
+                    .and_where(Expr::col(Alias::new("name")).eq(name))
+                    .and_where(Expr::col(Alias::new("deleted_at")).is_null()),
             )
             .await?;
         let sa = match existing {
@@ -247,15 +257,29 @@ impl Store {
         Ok(Some(key))
     }
 
+    /// The key of a secret hash, if its service account is active: a disabled or deleted
+    /// account's keys are refused like unknown ones.
     async fn find_key_uncached(&self, hash: &str) -> Result<Option<ApiKey>> {
         let hash = hash.to_string();
+        let (k, sa) = (Alias::new("api_keys"), Alias::new("service_accounts"));
+        let kc = |c: &str| Expr::col((k.clone(), Alias::new(c)));
+        let sc = |c: &str| Expr::col((sa.clone(), Alias::new(c)));
         let mut tx = self.begin_system(Intent::Read).await?;
         let row = tx
             .fetch_optional(
                 Query::select()
-                    .columns(["id", "tenant_id", "livemode", "secret_hash", "scopes", "property_ids", "revoked_at", "last_used_at"].map(Alias::new))
-                    .from(Alias::new("api_keys"))
-                    .and_where(Expr::col(Alias::new("secret_hash")).eq(hash.clone())),
+                    .columns(
+                        ["id", "tenant_id", "livemode", "secret_hash", "scopes", "property_ids", "revoked_at", "last_used_at"]
+                            .map(|c| (k.clone(), Alias::new(c))),
+                    )
+                    .from(k.clone())
+                    .inner_join(
+                        sa.clone(),
+                        sc("tenant_id").equals((k.clone(), Alias::new("tenant_id"))).and(sc("id").equals((k.clone(), Alias::new("service_account_id")))),
+                    )
+                    .and_where(kc("secret_hash").eq(hash.clone()))
+                    .and_where(sc("status").eq("active"))
+                    .and_where(sc("deleted_at").is_null()),
             )
             .await?;
         tx.commit().await?;
@@ -312,12 +336,30 @@ impl Store {
         let Some(hash) = row.map(|r| r.opt_string("secret_hash")).transpose()?.flatten() else {
             return Ok(false);
         };
-        if d == super::Dialect::Postgres {
-            // Delivered to every listening process when the transaction commits.
-            tx.execute(Query::select().expr(Expr::cust_with_values("pg_notify($1, $2)", [REVOCATION_CHANNEL, hash.as_str()]))).await?;
-        }
+        let hashes = [hash];
+        announce_evictions(&mut tx, &hashes).await?;
         tx.commit().await?;
-        self.keys.evict(&hash);
+        self.evict_keys(&hashes);
         Ok(true)
     }
+
+    /// Forgets authenticated keys in this process's cache. Call after the transaction
+    /// that refused them (and announced it with `announce_evictions`) has committed.
+    pub fn evict_keys(&self, secret_hashes: &[String]) {
+        for h in secret_hashes {
+            self.keys.evict(h);
+        }
+    }
+}
+
+/// Tells every process sharing the database (PostgreSQL) to forget these keys: the
+/// notifications are delivered when `tx` commits, so none arrives for a change that
+/// was rolled back. On SQLite (one server process) this does nothing.
+pub async fn announce_evictions(tx: &mut super::Tx, secret_hashes: &[String]) -> Result<()> {
+    if tx.dialect() == super::Dialect::Postgres {
+        for h in secret_hashes {
+            tx.execute(Query::select().expr(Expr::cust_with_values("pg_notify($1, $2)", [REVOCATION_CHANNEL, h.as_str()]))).await?;
+        }
+    }
+    Ok(())
 }

@@ -5,6 +5,7 @@
 //! both live here. Each database has its own migrations (`migrations/sqlite`,
 //! `migrations/postgres`).
 
+pub mod console;
 pub mod keys;
 pub mod records;
 pub mod schema;

@@ -1,0 +1,260 @@
+//! The console's server functions: thin wrappers over the `Console` service that handle
+//! the session cookie, the CSRF token and error wording. They run on the server; the
+//! browser calls them by POST (`/api/…`), with or without WebAssembly.
+
+use leptos::prelude::*;
+use leptos::server_fn::ServerFnError;
+
+use crate::service::{ApiKeyView, CreatedKey, Me, RoleView, ServiceAccount, UserView};
+
+#[cfg(feature = "ssr")]
+pub use ssr::ConsoleConfig;
+
+#[cfg(feature = "ssr")]
+mod ssr {
+    use std::sync::Arc;
+
+    use leptos::prelude::*;
+    use leptos::server_fn::ServerFnError;
+
+    use crate::service::{Console, ConsoleError, Me};
+
+    pub const SESSION_COOKIE: &str = "gable_session";
+
+    /// How the console's cookies are set; provided by the server.
+    #[derive(Clone, Debug)]
+    pub struct ConsoleConfig {
+        /// Served over https: cookies get `Secure`.
+        pub secure_cookies: bool,
+        /// Seconds a session cookie lives at most (the session's absolute lifetime).
+        pub session_max_age_secs: u64,
+    }
+
+    pub fn console() -> Result<Arc<dyn Console>, ServerFnError> {
+        use_context::<Arc<dyn Console>>().ok_or_else(|| ServerFnError::new("the console service is not available"))
+    }
+
+    fn parts() -> Option<http::request::Parts> {
+        use_context::<http::request::Parts>()
+    }
+
+    /// The session token from the request's cookie, if any.
+    pub fn session_token() -> Option<String> {
+        let parts = parts()?;
+        parts.headers.get_all(http::header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|header| {
+            header.split(';').map(str::trim).find_map(|pair| {
+                let (name, value) = pair.split_once('=')?;
+                (name == SESSION_COOKIE && !value.is_empty()).then(|| value.to_string())
+            })
+        })
+    }
+
+    /// The client's address, for sign-in throttling.
+    pub fn client_address() -> String {
+        parts()
+            .and_then(|p| p.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip().to_string()))
+            .unwrap_or_else(|| "unknown".into())
+    }
+
+    pub fn error(e: ConsoleError) -> ServerFnError {
+        ServerFnError::ServerError(e.to_string())
+    }
+
+    /// The signed-in user, or an error that sends the browser to sign in.
+    pub async fn signed_in() -> Result<(Arc<dyn Console>, Me), ServerFnError> {
+        let console = console()?;
+        let token = session_token().ok_or_else(|| error(ConsoleError::NotSignedIn))?;
+        let me = console.session(&token).await.map_err(error)?.ok_or_else(|| error(ConsoleError::NotSignedIn))?;
+        Ok((console, me))
+    }
+
+    /// Like `signed_in`, and the form's CSRF token must be the session's.
+    pub async fn signed_in_with(csrf: &str) -> Result<(Arc<dyn Console>, Me), ServerFnError> {
+        let (console, me) = signed_in().await?;
+        use subtle::ConstantTimeEq;
+        if !bool::from(me.csrf.as_bytes().ct_eq(csrf.as_bytes())) {
+            return Err(ServerFnError::ServerError("This form has expired. Reload the page and try again.".into()));
+        }
+        Ok((console, me))
+    }
+
+    fn cookie(value: &str, max_age: u64) -> String {
+        let secure = use_context::<ConsoleConfig>().is_some_and(|c| c.secure_cookies);
+        format!(
+            "{SESSION_COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{}",
+            if secure { "; Secure" } else { "" }
+        )
+    }
+
+    pub fn set_session_cookie(token: &str) {
+        let max_age = use_context::<ConsoleConfig>().map_or(12 * 3600, |c| c.session_max_age_secs);
+        set_cookie_header(cookie(token, max_age));
+    }
+
+    pub fn clear_session_cookie() {
+        set_cookie_header(cookie("", 0));
+    }
+
+    fn set_cookie_header(value: String) {
+        if let (Some(res), Ok(v)) = (use_context::<leptos_axum::ResponseOptions>(), http::HeaderValue::from_str(&value)) {
+            res.append_header(http::header::SET_COOKIE, v);
+        }
+    }
+}
+
+/// The signed-in user, or `None`.
+#[server(endpoint = "get_me")]
+pub async fn get_me() -> Result<Option<Me>, ServerFnError> {
+    let console = ssr::console()?;
+    let Some(token) = ssr::session_token() else { return Ok(None) };
+    console.session(&token).await.map_err(ssr::error)
+}
+
+#[server(endpoint = "sign_up")]
+pub async fn sign_up(company: String, name: String, email: String, password: String) -> Result<(), ServerFnError> {
+    let console = ssr::console()?;
+    let form = crate::service::SignUp { company, name, email, password };
+    let session = console.sign_up(form).await.map_err(ssr::error)?;
+    ssr::set_session_cookie(&session.token);
+    leptos_axum::redirect("/console");
+    Ok(())
+}
+
+#[server(endpoint = "sign_in")]
+pub async fn sign_in(email: String, password: String) -> Result<(), ServerFnError> {
+    let console = ssr::console()?;
+    let previous = ssr::session_token();
+    let session = console
+        .sign_in(&email, &password, &ssr::client_address(), previous.as_deref())
+        .await
+        .map_err(ssr::error)?;
+    ssr::set_session_cookie(&session.token);
+    leptos_axum::redirect("/console");
+    Ok(())
+}
+
+#[server(endpoint = "sign_out")]
+pub async fn sign_out(csrf: String) -> Result<(), ServerFnError> {
+    let (console, _) = ssr::signed_in_with(&csrf).await?;
+    if let Some(token) = ssr::session_token() {
+        console.sign_out(&token).await.map_err(ssr::error)?;
+    }
+    ssr::clear_session_cookie();
+    leptos_axum::redirect("/sign-in");
+    Ok(())
+}
+
+/// Switches between live and test data.
+#[server(endpoint = "set_environment")]
+pub async fn set_environment(csrf: String, live: bool) -> Result<(), ServerFnError> {
+    let (console, _) = ssr::signed_in_with(&csrf).await?;
+    let token = ssr::session_token().unwrap_or_default();
+    console.set_environment(&token, live).await.map_err(ssr::error)?;
+    Ok(())
+}
+
+#[server(endpoint = "list_service_accounts")]
+pub async fn list_service_accounts() -> Result<Vec<ServiceAccount>, ServerFnError> {
+    let (console, me) = ssr::signed_in().await?;
+    console.service_accounts(&me).await.map_err(ssr::error)
+}
+
+#[server(endpoint = "get_service_account")]
+pub async fn get_service_account(id: String) -> Result<ServiceAccount, ServerFnError> {
+    let (console, me) = ssr::signed_in().await?;
+    console.service_account(&me, &id).await.map_err(ssr::error)
+}
+
+#[server(endpoint = "create_service_account")]
+pub async fn create_service_account(csrf: String, name: String) -> Result<ServiceAccount, ServerFnError> {
+    let (console, me) = ssr::signed_in_with(&csrf).await?;
+    console.create_service_account(&me, name.trim()).await.map_err(ssr::error)
+}
+
+#[server(endpoint = "rename_service_account")]
+pub async fn rename_service_account(csrf: String, id: String, name: String) -> Result<ServiceAccount, ServerFnError> {
+    let (console, me) = ssr::signed_in_with(&csrf).await?;
+    console.rename_service_account(&me, &id, name.trim()).await.map_err(ssr::error)
+}
+
+#[server(endpoint = "set_service_account_active")]
+pub async fn set_service_account_active(csrf: String, id: String, active: bool) -> Result<ServiceAccount, ServerFnError> {
+    let (console, me) = ssr::signed_in_with(&csrf).await?;
+    console.set_service_account_active(&me, &id, active).await.map_err(ssr::error)
+}
+
+#[server(endpoint = "delete_service_account")]
+pub async fn delete_service_account(csrf: String, id: String) -> Result<(), ServerFnError> {
+    let (console, me) = ssr::signed_in_with(&csrf).await?;
+    console.delete_service_account(&me, &id).await.map_err(ssr::error)?;
+    leptos_axum::redirect("/console/service-accounts");
+    Ok(())
+}
+
+#[server(endpoint = "list_keys")]
+pub async fn list_keys(service_account_id: String) -> Result<Vec<ApiKeyView>, ServerFnError> {
+    let (console, me) = ssr::signed_in().await?;
+    console.keys(&me, &service_account_id).await.map_err(ssr::error)
+}
+
+/// Creates a key. `access` is `full`, `read` or `custom`; with `custom`, `scopes` holds
+/// the chosen `{collection}:read|write` boxes. `properties` is an optional comma list.
+#[server(endpoint = "create_key")]
+pub async fn create_key(
+    csrf: String,
+    service_account_id: String,
+    environment: String,
+    access: String,
+    #[server(default)] scopes: std::collections::BTreeMap<String, String>,
+    #[server(default)] properties: String,
+) -> Result<CreatedKey, ServerFnError> {
+    let (console, me) = ssr::signed_in_with(&csrf).await?;
+    let scopes: Vec<String> = match access.as_str() {
+        "full" => vec!["*".into()],
+        "read" => vec!["*:read".into()],
+        _ => scopes.into_keys().collect(),
+    };
+    let property_ids: Vec<String> = properties.split([',', ' ', '\n']).map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
+    let key = crate::service::NewKey {
+        service_account_id,
+        livemode: environment == "live",
+        scopes,
+        property_ids: (!property_ids.is_empty()).then_some(property_ids),
+    };
+    console.create_key(&me, key).await.map_err(ssr::error)
+}
+
+#[server(endpoint = "revoke_key")]
+pub async fn revoke_key(csrf: String, key_id: String) -> Result<(), ServerFnError> {
+    let (console, me) = ssr::signed_in_with(&csrf).await?;
+    console.revoke_key(&me, &key_id).await.map_err(ssr::error)
+}
+
+#[server(endpoint = "list_users")]
+pub async fn list_users() -> Result<Vec<UserView>, ServerFnError> {
+    let (console, me) = ssr::signed_in().await?;
+    console.users(&me).await.map_err(ssr::error)
+}
+
+#[server(endpoint = "list_roles")]
+pub async fn list_roles() -> Result<Vec<RoleView>, ServerFnError> {
+    let (console, me) = ssr::signed_in().await?;
+    console.roles(&me).await.map_err(ssr::error)
+}
+
+#[server(endpoint = "create_user")]
+pub async fn create_user(csrf: String, email: String, name: String, role_id: String, password: String) -> Result<UserView, ServerFnError> {
+    let (console, me) = ssr::signed_in_with(&csrf).await?;
+    let user = crate::service::NewUser { email, name, role_id, password };
+    console.create_user(&me, user).await.map_err(ssr::error)
+}
+
+/// The collection names, for the key scopes picker.
+#[server(endpoint = "collection_names")]
+pub async fn collection_names() -> Result<Vec<String>, ServerFnError> {
+    Ok(use_context::<Collections>().map(|c| c.0).unwrap_or_default())
+}
+
+/// Provided by the server: every collection's path segment.
+#[derive(Clone, Debug)]
+pub struct Collections(pub Vec<String>);

@@ -1,0 +1,192 @@
+//! The console's contract with the server.
+//!
+//! `app` cannot depend on `server` (the server depends on `app`), so the console's
+//! server functions call this trait, and the server provides an implementation through
+//! Leptos context (`Arc<dyn Console>`). The data types are shared with the browser.
+
+use serde::{Deserialize, Serialize};
+
+/// The signed-in user, as every console page sees them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Me {
+    pub user_id: String,
+    pub tenant_id: String,
+    pub tenant_name: String,
+    pub email: String,
+    pub name: String,
+    /// The role's name, e.g. "Owner", "Admin", "Read-only staff".
+    pub role: String,
+    /// Whether the role may manage service accounts, keys and users (permission `*`).
+    pub can_manage: bool,
+    /// The environment the console shows: live (`true`) or test.
+    pub livemode: bool,
+    /// The session's CSRF token; every form that changes something carries it.
+    pub csrf: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServiceAccount {
+    pub id: String,
+    pub name: String,
+    /// `active` or `disabled`.
+    pub status: String,
+    pub created_at: String,
+    /// Keys not revoked, all environments.
+    pub active_keys: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApiKeyView {
+    pub id: String,
+    pub service_account_id: String,
+    /// `live` or `test`.
+    pub environment: String,
+    /// The first characters of the secret, e.g. `gbl_test_AbCd` (the secret itself is never shown again).
+    pub prefix: String,
+    pub scopes: Vec<String>,
+    pub property_ids: Option<Vec<String>>,
+    pub created_at: String,
+    pub last_used_at: Option<String>,
+    pub revoked_at: Option<String>,
+}
+
+/// A key just created: the only time its secret exists outside the client's hands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CreatedKey {
+    pub key: ApiKeyView,
+    pub secret: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UserView {
+    pub id: String,
+    pub email: String,
+    pub name: String,
+    pub role_id: Option<String>,
+    pub role: Option<String>,
+    pub status: String,
+    pub last_sign_in_at: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoleView {
+    pub id: String,
+    pub name: String,
+    pub permissions: Vec<String>,
+}
+
+/// A new session: the cookie value (secret) and who it belongs to.
+#[derive(Clone, Debug)]
+pub struct NewSession {
+    pub token: String,
+    pub me: Me,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SignUp {
+    pub company: String,
+    pub name: String,
+    pub email: String,
+    pub password: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewKey {
+    pub service_account_id: String,
+    pub livemode: bool,
+    pub scopes: Vec<String>,
+    pub property_ids: Option<Vec<String>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewUser {
+    pub email: String,
+    pub name: String,
+    pub role_id: String,
+    /// A first password, to be changed by the user.
+    pub password: String,
+}
+
+/// What can go wrong, in words a property manager understands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ConsoleError {
+    /// No valid session: sign in (again).
+    NotSignedIn,
+    /// The role may not do this.
+    Forbidden(String),
+    /// A form field is wrong.
+    Invalid { field: String, message: String },
+    /// Email or password wrong (never says which).
+    BadCredentials,
+    /// Too many sign-in attempts; try again after this many seconds.
+    TooManyAttempts { retry_after_secs: u64 },
+    NotFound(String),
+    Conflict(String),
+    /// Something broke on our side (logged with details; never shown).
+    Internal,
+}
+
+impl std::fmt::Display for ConsoleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConsoleError::NotSignedIn => write!(f, "Please sign in to continue."),
+            ConsoleError::Forbidden(why) => write!(f, "{why}"),
+            ConsoleError::Invalid { message, .. } => write!(f, "{message}"),
+            ConsoleError::BadCredentials => write!(f, "That email and password do not match an account."),
+            ConsoleError::TooManyAttempts { retry_after_secs } => {
+                write!(f, "Too many sign-in attempts. Try again in {} minute(s).", retry_after_secs.div_ceil(60).max(1))
+            }
+            ConsoleError::NotFound(what) => write!(f, "{what} was not found."),
+            ConsoleError::Conflict(why) => write!(f, "{why}"),
+            ConsoleError::Internal => write!(f, "Something went wrong on our side. Please try again."),
+        }
+    }
+}
+
+impl std::error::Error for ConsoleError {}
+
+#[cfg(feature = "ssr")]
+pub use ssr::*;
+
+#[cfg(feature = "ssr")]
+mod ssr {
+    use super::*;
+
+    pub type Result<T> = std::result::Result<T, ConsoleError>;
+
+    /// Implemented by the server (`server/src/console`). Every method that acts for a
+    /// user takes the `Me` of a session checked by `session`; methods that change
+    /// service accounts, keys or users refuse (`Forbidden`) unless `me.can_manage`.
+    #[async_trait::async_trait]
+    pub trait Console: Send + Sync + 'static {
+        /// Creates a tenant, its roles (Owner, Admin, Read-only staff) and its first user
+        /// (an Owner, in the `users` collection, live), and signs them in.
+        async fn sign_up(&self, form: SignUp) -> Result<NewSession>;
+        /// Checks the password (argon2id), throttled per email and per client address;
+        /// always a new session (the previous one, if given, is ended: rotation).
+        async fn sign_in(&self, email: &str, password: &str, client: &str, previous: Option<&str>) -> Result<NewSession>;
+        /// The session's user, or `None` when the token is unknown, idle too long or too old.
+        async fn session(&self, token: &str) -> Result<Option<Me>>;
+        async fn sign_out(&self, token: &str) -> Result<()>;
+        /// Switches the environment the console shows for this session.
+        async fn set_environment(&self, token: &str, livemode: bool) -> Result<()>;
+
+        async fn service_accounts(&self, me: &Me) -> Result<Vec<ServiceAccount>>;
+        async fn service_account(&self, me: &Me, id: &str) -> Result<ServiceAccount>;
+        async fn create_service_account(&self, me: &Me, name: &str) -> Result<ServiceAccount>;
+        async fn rename_service_account(&self, me: &Me, id: &str, name: &str) -> Result<ServiceAccount>;
+        /// Disabling refuses all its keys at once; enabling restores the ones not revoked.
+        async fn set_service_account_active(&self, me: &Me, id: &str, active: bool) -> Result<ServiceAccount>;
+        /// Revokes its keys and removes it from the console.
+        async fn delete_service_account(&self, me: &Me, id: &str) -> Result<()>;
+
+        /// The keys of a service account in every environment, newest first.
+        async fn keys(&self, me: &Me, service_account_id: &str) -> Result<Vec<ApiKeyView>>;
+        async fn create_key(&self, me: &Me, key: NewKey) -> Result<CreatedKey>;
+        async fn revoke_key(&self, me: &Me, key_id: &str) -> Result<()>;
+
+        async fn users(&self, me: &Me) -> Result<Vec<UserView>>;
+        async fn roles(&self, me: &Me) -> Result<Vec<RoleView>>;
+        async fn create_user(&self, me: &Me, user: NewUser) -> Result<UserView>;
+    }
+}

@@ -1,0 +1,165 @@
+//! The console's service: the server side of `gable_app::service::Console`.
+//!
+//! The console's pages call it through Leptos context (`Arc<dyn Console>`); it keeps
+//! the rules (passwords, sessions, throttling, roles) and reaches the database only
+//! through `Store`. Security decisions are written down in `docs/console.md`.
+//!
+//! - `accounts`: sign-up, sign-in, users and roles
+//! - `sessions`: tokens, idle and absolute expiry, the console's environment
+//! - `passwords`: password rules, argon2id off the async runtime
+//! - `throttle`: sign-in rate limits per email and per client address
+//! - `service_accounts`: service accounts and their API keys
+
+mod accounts;
+pub mod passwords;
+mod service_accounts;
+pub mod sessions;
+pub mod throttle;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+/// The contract this module implements (re-exported for the tests and the CLI).
+pub use gable_app::service;
+
+use gable_app::service::{ApiKeyView, Console, ConsoleError, CreatedKey, Me, NewKey, NewSession, NewUser, RoleView, ServiceAccount, SignUp, UserView};
+use uuid::Uuid;
+
+use crate::error::Error;
+use crate::store::Store;
+
+/// A session unused this long is over: signing in again is needed.
+pub const SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+/// A session is over this long after sign-in, however busy (the cookie's Max-Age).
+pub const SESSION_ABSOLUTE: std::time::Duration = std::time::Duration::from_secs(12 * 60 * 60);
+
+/// The time as the service sees it; injectable so tests move time instead of sleeping.
+pub type Now = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
+
+pub struct ConsoleService {
+    store: Store,
+    now: Now,
+    hasher: passwords::Hasher,
+    throttle: throttle::Throttle,
+}
+
+impl ConsoleService {
+    pub fn new(store: Store) -> Self {
+        Self::with_clock(store, Arc::new(Utc::now))
+    }
+
+    /// A service whose sessions and sign-in throttling follow `now` (for tests).
+    pub fn with_clock(store: Store, now: Now) -> Self {
+        ConsoleService { store, throttle: throttle::Throttle::new(now.clone()), now, hasher: passwords::Hasher::new() }
+    }
+
+    /// The service as the console's pages use it.
+    pub fn shared(store: Store) -> Arc<dyn Console> {
+        Arc::new(Self::new(store))
+    }
+
+    fn now(&self) -> DateTime<Utc> {
+        (self.now)()
+    }
+}
+
+/// The cause of a store error, for the log: a chain of messages, never the values of
+/// a statement (the `Debug` of a database error can carry a key's hash).
+fn describe(e: &Error) -> String {
+    match e {
+        Error::Internal(inner) => format!("{inner:#}"),
+        other => other.to_string(),
+    }
+}
+
+/// Maps an unexpected store error to `Internal`, logging its cause.
+fn store_error(doing: &'static str) -> impl FnOnce(Error) -> ConsoleError {
+    move |e| {
+        tracing::error!(error = %describe(&e), "console: {doing} failed");
+        ConsoleError::Internal
+    }
+}
+
+/// The tenant of a signed-in user (from their session, which the server produced).
+fn tenant_of(me: &Me) -> Result<Uuid, ConsoleError> {
+    Uuid::parse_str(&me.tenant_id).map_err(|_| ConsoleError::NotSignedIn)
+}
+
+fn require_manage(me: &Me, what: &str) -> Result<(), ConsoleError> {
+    if me.can_manage {
+        Ok(())
+    } else {
+        Err(ConsoleError::Forbidden(format!("Only owners and admins can {what}.")))
+    }
+}
+
+#[async_trait::async_trait]
+impl Console for ConsoleService {
+    async fn sign_up(&self, form: SignUp) -> Result<NewSession, ConsoleError> {
+        self.register(form).await
+    }
+
+    async fn sign_in(&self, email: &str, password: &str, client: &str, previous: Option<&str>) -> Result<NewSession, ConsoleError> {
+        self.authenticate(email, password, client, previous).await
+    }
+
+    async fn session(&self, token: &str) -> Result<Option<Me>, ConsoleError> {
+        self.check_session(token).await
+    }
+
+    async fn sign_out(&self, token: &str) -> Result<(), ConsoleError> {
+        self.end_session(token).await
+    }
+
+    async fn set_environment(&self, token: &str, livemode: bool) -> Result<(), ConsoleError> {
+        self.switch_environment(token, livemode).await
+    }
+
+    async fn service_accounts(&self, me: &Me) -> Result<Vec<ServiceAccount>, ConsoleError> {
+        self.list_service_accounts(me).await
+    }
+
+    async fn service_account(&self, me: &Me, id: &str) -> Result<ServiceAccount, ConsoleError> {
+        self.get_service_account(me, id).await
+    }
+
+    async fn create_service_account(&self, me: &Me, name: &str) -> Result<ServiceAccount, ConsoleError> {
+        self.add_service_account(me, name).await
+    }
+
+    async fn rename_service_account(&self, me: &Me, id: &str, name: &str) -> Result<ServiceAccount, ConsoleError> {
+        self.change_service_account_name(me, id, name).await
+    }
+
+    async fn set_service_account_active(&self, me: &Me, id: &str, active: bool) -> Result<ServiceAccount, ConsoleError> {
+        self.change_service_account_status(me, id, active).await
+    }
+
+    async fn delete_service_account(&self, me: &Me, id: &str) -> Result<(), ConsoleError> {
+        self.remove_service_account(me, id).await
+    }
+
+    async fn keys(&self, me: &Me, service_account_id: &str) -> Result<Vec<ApiKeyView>, ConsoleError> {
+        self.list_keys(me, service_account_id).await
+    }
+
+    async fn create_key(&self, me: &Me, key: NewKey) -> Result<CreatedKey, ConsoleError> {
+        self.add_key(me, key).await
+    }
+
+    async fn revoke_key(&self, me: &Me, key_id: &str) -> Result<(), ConsoleError> {
+        self.revoke(me, key_id).await
+    }
+
+    async fn users(&self, me: &Me) -> Result<Vec<UserView>, ConsoleError> {
+        self.list_users(me).await
+    }
+
+    async fn roles(&self, me: &Me) -> Result<Vec<RoleView>, ConsoleError> {
+        self.list_roles(me).await
+    }
+
+    async fn create_user(&self, me: &Me, user: NewUser) -> Result<UserView, ConsoleError> {
+        self.add_user(me, user).await
+    }
+}

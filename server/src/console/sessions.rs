@@ -1,0 +1,113 @@
+//! Console sessions: random tokens kept only as SHA-256, idle and absolute expiry.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use chrono::Duration;
+use gable_app::service::{ConsoleError, Me, NewSession};
+use rand::rngs::OsRng;
+use rand::RngCore;
+use uuid::Uuid;
+
+use super::{store_error, ConsoleService};
+use crate::store::console::{NewSessionRow, StoredSession};
+use crate::store::keys::hash_secret;
+
+/// A session unused this long is over (`SESSION_IDLE`).
+pub const IDLE_TIMEOUT: Duration = Duration::seconds(super::SESSION_IDLE.as_secs() as i64);
+/// A session is over this long after sign-in, however busy (`SESSION_ABSOLUTE`).
+pub const ABSOLUTE_TIMEOUT: Duration = Duration::seconds(super::SESSION_ABSOLUTE.as_secs() as i64);
+/// `last_seen_at` is written at most this often, so reads do not turn into writes.
+pub const TOUCH_EVERY: Duration = Duration::seconds(60);
+/// Tokens longer than this are not ours (ours are 43 characters).
+const MAX_TOKEN_LEN: usize = 128;
+
+/// 32 bytes from the OS, base64url without padding (43 characters, cookie-safe).
+pub fn random_token() -> String {
+    let mut b = [0u8; 32];
+    OsRng.fill_bytes(&mut b);
+    URL_SAFE_NO_PAD.encode(b)
+}
+
+pub fn token_hash(token: &str) -> String {
+    hash_secret(token)
+}
+
+fn me(s: &StoredSession) -> Me {
+    Me {
+        user_id: s.user_id.to_string(),
+        tenant_id: s.tenant_id.to_string(),
+        tenant_name: s.tenant_name.clone(),
+        email: s.email.clone(),
+        name: s.name.clone(),
+        role: s.role_name.clone().unwrap_or_else(|| "No role".into()),
+        can_manage: s.permissions.iter().any(|p| p == "*"),
+        livemode: s.livemode,
+        csrf: s.csrf.clone(),
+    }
+}
+
+impl ConsoleService {
+    /// Starts a session for a user (ending `previous`, if any: rotation) and returns
+    /// its token with the user as the console sees them.
+    pub(super) async fn start_session(&self, tenant: Uuid, user: Uuid, previous: Option<&str>, signed_in: bool) -> Result<NewSession, ConsoleError> {
+        let now = self.now();
+        let token = random_token();
+        let hash = token_hash(&token);
+        let csrf = random_token();
+        let previous_hash = previous.filter(|p| !p.is_empty() && p.len() <= MAX_TOKEN_LEN).map(token_hash);
+        self.store
+            .console_start_session(
+                &NewSessionRow { token_hash: &hash, tenant_id: tenant, user_id: user, csrf: &csrf, livemode: false, now, expires_at: now + ABSOLUTE_TIMEOUT },
+                previous_hash.as_deref(),
+                now - IDLE_TIMEOUT,
+                signed_in,
+            )
+            .await
+            .map_err(store_error("starting a session"))?;
+        let me = self.check_session(&token).await?.ok_or_else(|| {
+            tracing::error!("console: a session just started cannot be read back");
+            ConsoleError::Internal
+        })?;
+        Ok(NewSession { token, me })
+    }
+
+    /// The session's user, or `None` when the token is unknown, expired (idle or
+    /// absolute; the row is then deleted) or its user is no longer active.
+    pub(super) async fn check_session(&self, token: &str) -> Result<Option<Me>, ConsoleError> {
+        if token.is_empty() || token.len() > MAX_TOKEN_LEN {
+            return Ok(None);
+        }
+        let hash = token_hash(token);
+        let Some(s) = self.store.console_session(&hash).await.map_err(store_error("reading a session"))? else {
+            return Ok(None);
+        };
+        let now = self.now();
+        if now >= s.expires_at || now - s.last_seen_at >= IDLE_TIMEOUT || s.user_status != "active" {
+            self.store.console_end_session(&hash).await.map_err(store_error("ending an expired session"))?;
+            return Ok(None);
+        }
+        if now - s.last_seen_at >= TOUCH_EVERY {
+            self.store.console_touch_session(&hash, now).await.map_err(store_error("recording a session's use"))?;
+        }
+        Ok(Some(me(&s)))
+    }
+
+    pub(super) async fn end_session(&self, token: &str) -> Result<(), ConsoleError> {
+        if token.is_empty() || token.len() > MAX_TOKEN_LEN {
+            return Ok(());
+        }
+        self.store.console_end_session(&token_hash(token)).await.map_err(store_error("ending a session"))
+    }
+
+    pub(super) async fn switch_environment(&self, token: &str, livemode: bool) -> Result<(), ConsoleError> {
+        if self.check_session(token).await?.is_none() {
+            return Err(ConsoleError::NotSignedIn);
+        }
+        let found = self.store.console_set_session_livemode(&token_hash(token), livemode).await.map_err(store_error("switching the environment"))?;
+        if found {
+            Ok(())
+        } else {
+            Err(ConsoleError::NotSignedIn)
+        }
+    }
+}

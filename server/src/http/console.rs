@@ -1,0 +1,71 @@
+//! The signed-in console: Leptos routes and server functions, with the console service
+//! in context, behind a cross-site request check and security headers.
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use gable_app::api::{Collections, ConsoleConfig};
+use gable_app::service::Console;
+use leptos::prelude::{provide_context, LeptosOptions};
+use leptos_axum::{generate_route_list, LeptosRoutes};
+
+use crate::domain::collections::COLLECTIONS;
+
+pub fn router(options: LeptosOptions, console: Arc<dyn Console>, config: ConsoleConfig) -> Router {
+    let routes = generate_route_list(gable_app::App);
+    let names = Collections(COLLECTIONS.iter().map(|c| c.name.to_string()).collect());
+    let context = move || {
+        provide_context(console.clone());
+        provide_context(config.clone());
+        provide_context(names.clone());
+    };
+    Router::new()
+        .leptos_routes_with_context(&options, routes, context, {
+            let options = options.clone();
+            move || gable_app::shell(options.clone())
+        })
+        .fallback(leptos_axum::file_and_error_handler(gable_app::shell))
+        .with_state(options)
+        .layer(middleware::from_fn(same_origin_writes))
+        .layer(middleware::from_fn(security_headers))
+}
+
+/// Refuses a state-changing request that a browser says came from another site. With
+/// SameSite=Lax cookies and per-session CSRF tokens in every form, this is the third wall.
+async fn same_origin_writes(req: Request, next: Next) -> Response {
+    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
+        return next.run(req).await;
+    }
+    let host = req.headers().get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let origin_host = req
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+        .map(|o| o.split_once("://").map_or(o, |(_, rest)| rest).to_string());
+    let fetch_site = req.headers().get("sec-fetch-site").and_then(|v| v.to_str().ok());
+    let cross_site = match (&origin_host, fetch_site) {
+        (Some(o), _) => o != host,
+        (None, Some(site)) => !matches!(site, "same-origin" | "none"),
+        // Neither header: not a browser form post from another site.
+        (None, None) => false,
+    };
+    if cross_site {
+        tracing::warn!("refused a cross-site console request");
+        return (StatusCode::FORBIDDEN, "Cross-site requests are refused. Open the console directly and try again.").into_response();
+    }
+    next.run(req).await
+}
+
+async fn security_headers(req: Request, next: Next) -> Response {
+    let mut resp = next.run(req).await;
+    let h = resp.headers_mut();
+    h.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    h.insert("referrer-policy", HeaderValue::from_static("same-origin"));
+    h.insert("content-security-policy", HeaderValue::from_static("frame-ancestors 'none'"));
+    resp
+}
