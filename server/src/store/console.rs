@@ -16,7 +16,9 @@ use sea_query::{Alias, Expr, Order, Query, SelectStatement};
 use uuid::Uuid;
 
 use super::keys::announce_evictions;
+use super::records::Scope;
 use super::{Intent, Row, Store};
+use crate::domain::value::Val;
 use crate::error::{Error, Result};
 
 fn a(name: &str) -> Alias {
@@ -587,31 +589,24 @@ impl Store {
 
     /// The tenant's live users, oldest first (the owner who signed up leads).
     pub async fn console_users(&self, tenant: Uuid) -> Result<Vec<UserRow>> {
-        let mut tx = self.begin_tenant(tenant, Intent::Read).await?;
-        let d = tx.dialect();
-        let rows = tx
-            .fetch_all(
-                Query::select()
-                    .columns(["id", "email", "name", "role_id", "status", "last_sign_in_at"].map(a))
-                    .from(a("users"))
-                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
-                    .and_where(col("livemode").eq(true))
-                    .order_by(a("created_at"), Order::Asc)
-                    .order_by(a("id"), Order::Asc)
-                    .limit(10_000),
-            )
-            .await?;
-        tx.commit().await?;
-        rows.iter()
+        let users = crate::domain::collections::collection("users").ok_or_else(|| incomplete("users collection"))?;
+        let scope = Scope { tenant, livemode: true, properties: None };
+        let records = self.list_all(&scope, users, "created_at,id").await?;
+        records
+            .iter()
             .map(|r| {
                 let missing = || incomplete("user");
+                let text = |name: &str| r.get(name).as_str().map(str::to_owned).ok_or_else(missing);
                 Ok(UserRow {
-                    id: r.opt_uuid("id")?.ok_or_else(missing)?,
-                    email: r.opt_string("email")?.ok_or_else(missing)?,
-                    name: r.opt_string("name")?.ok_or_else(missing)?,
-                    role_id: r.opt_uuid("role_id")?,
-                    status: r.opt_string("status")?.ok_or_else(missing)?,
-                    last_sign_in_at: r.opt_datetime("last_sign_in_at")?,
+                    id: r.id,
+                    email: text("email")?,
+                    name: text("name")?,
+                    role_id: r.get("role_id").as_uuid(),
+                    status: text("status")?,
+                    last_sign_in_at: match r.get("last_sign_in_at") {
+                        Val::DateTime(t) => Some(*t),
+                        _ => None,
+                    },
                 })
             })
             .collect()
@@ -619,28 +614,19 @@ impl Store {
 
     /// The tenant's live roles, oldest first (Owner, Admin, Read-only staff).
     pub async fn console_roles(&self, tenant: Uuid) -> Result<Vec<RoleRow>> {
-        let mut tx = self.begin_tenant(tenant, Intent::Read).await?;
-        let d = tx.dialect();
-        let rows = tx
-            .fetch_all(
-                Query::select()
-                    .columns(["id", "name", "permissions"].map(a))
-                    .from(a("roles"))
-                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
-                    .and_where(col("livemode").eq(true))
-                    .order_by(a("created_at"), Order::Asc)
-                    .order_by(a("id"), Order::Asc)
-                    .limit(10_000),
-            )
-            .await?;
-        tx.commit().await?;
-        rows.iter()
+        let roles = crate::domain::collections::collection("roles").ok_or_else(|| incomplete("roles collection"))?;
+        let scope = Scope { tenant, livemode: true, properties: None };
+        let records = self.list_all(&scope, roles, "created_at,id").await?;
+        records
+            .iter()
             .map(|r| {
-                let missing = || incomplete("role");
                 Ok(RoleRow {
-                    id: r.opt_uuid("id")?.ok_or_else(missing)?,
-                    name: r.opt_string("name")?.ok_or_else(missing)?,
-                    permissions: strings(r.opt_json("permissions")?)?,
+                    id: r.id,
+                    name: r.get("name").as_str().map(str::to_owned).ok_or_else(|| incomplete("role"))?,
+                    permissions: match r.get("permissions") {
+                        Val::Json(j) => strings(Some(j.clone()))?,
+                        _ => vec![],
+                    },
                 })
             })
             .collect()

@@ -422,6 +422,24 @@ async fn resolve_references(tx: &mut Tx, scope: &Scope, c: &'static Collection, 
     check_writable_property(scope, property)
 }
 
+impl Store {
+    /// Every record of a collection in a scope, in `sort` order, read page by page (for
+    /// Gable's own screens, such as the console's team list; the API pages instead).
+    pub async fn list_all(&self, scope: &Scope, c: &'static Collection, sort: &str) -> Result<Vec<Record>> {
+        let q = ListQuery::parse(c, &[("sort".into(), sort.into()), ("limit".into(), "100".into())])?;
+        let mut out = Vec::new();
+        let mut after = None;
+        loop {
+            let page = self.list(scope, c, &q, after).await?;
+            after = page.records.last().map(|r| q.sort.iter().map(|k| r.sort_value(k.field)).collect());
+            out.extend(page.records);
+            if !page.has_more {
+                return Ok(out);
+            }
+        }
+    }
+}
+
 /// A record written by Gable itself in bulk (seeding): trusted, not validated.
 pub struct NewRow {
     pub id: Uuid,
