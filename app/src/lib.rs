@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{ParentRoute, Route, Router, Routes},
-    path,
+    path, SsrMode,
 };
 
 pub mod api;
@@ -48,7 +48,9 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/") view=pages::Landing/>
                 <Route path=path!("/sign-in") view=pages::SignInPage/>
                 <Route path=path!("/sign-up") view=pages::SignUpPage/>
-                <ParentRoute path=path!("/console") view=pages::ConsoleLayout>
+                // Async: the console's HTML arrives complete, not streamed into templates
+                // that need a script to be shown.
+                <ParentRoute path=path!("/console") view=pages::ConsoleLayout ssr=SsrMode::Async>
                     <Route path=path!("") view=pages::Overview/>
                     <Route path=path!("service-accounts") view=pages::ServiceAccountsPage/>
                     <Route path=path!("service-accounts/:id") view=pages::ServiceAccountPage/>

@@ -1,5 +1,7 @@
-//! Console pages. Server-rendered, hydrated; every form also works without WebAssembly
-//! (a plain POST to its server function, which redirects back).
+//! Console pages: rendered completely on the server (console routes use `SsrMode::Async`)
+//! and hydrated by the `frontend` WASM. Forms are `ActionForm`s posting to server
+//! functions; without WASM they fall back to a plain POST that redirects back, which
+//! loses only what a response shows once (a new key's secret: see docs/console.md).
 
 use leptos::prelude::*;
 use leptos::server_fn::ServerFnError;

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Gable's browser tests: builds the site and the server once (cargo leptos build, debug),
+# then for each backend (SQLite, PostgreSQL) starts `gable serve` on free ports with a fresh
+# store and runs `node --test tests/browser/` against it in Debian's Chromium.
+#
+#   bash tests/browser/run.sh
+#
+# Environment:
+#   GABLE_TEST_DATABASE_URL   admin URL the PostgreSQL database is created from
+#                             (default postgres://postgres@127.0.0.1:5432/postgres)
+#   GABLE_REQUIRE_POSTGRES=1  fail (not skip) the PostgreSQL run when PostgreSQL is unreachable
+#   GABLE_BROWSER_BACKENDS    backends to run (default "sqlite postgres")
+#   GABLE_BROWSER_SKIP_BUILD=1  use the existing target/site and target/debug/gable
+#
+# Artifacts (tests/artifacts/, git-ignored):
+#   screenshots/<backend>/*.png, screenshots/<backend>/phone/*.png
+#   logs/<backend>-server.log (the server's log, GABLE_LOG=debug), logs/<backend>-stdout.log
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+# shellcheck disable=SC1091  # .ci/env: PATH, NODE_PATH, GABLE_CHROMIUM
+source .ci/env
+
+ADMIN_URL="${GABLE_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
+BACKENDS="${GABLE_BROWSER_BACKENDS:-sqlite postgres}"
+ARTIFACTS="tests/artifacts"
+LOGS="$ARTIFACTS/logs"
+
+say() { printf '\n==> [browser %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+# ---- cleanup: whatever is running or created when we exit -----------------------------
+SERVER_PID=""
+PG_DB=""
+TMP_DIRS=()
+BIN=""
+# end_run: stops the server and drops the PostgreSQL database of the current run.
+end_run() {
+    if [ -n "$SERVER_PID" ]; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+        SERVER_PID=""
+    fi
+    if [ -n "$PG_DB" ]; then
+        psql "$ADMIN_URL" -XAtqc "DROP DATABASE IF EXISTS \"$PG_DB\" WITH (FORCE)" >/dev/null 2>&1 \
+            || echo "browser tests: could not drop database $PG_DB" >&2
+        PG_DB=""
+    fi
+}
+cleanup() {
+    end_run
+    local d
+    for d in "${TMP_DIRS[@]}"; do rm -rf "$d"; done
+    TMP_DIRS=()
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- build ---------------------------------------------------------------------------
+START=$(date +%s)
+if [ "${GABLE_BROWSER_SKIP_BUILD:-0}" = 1 ]; then
+    say "using the existing build (GABLE_BROWSER_SKIP_BUILD=1)"
+else
+    say "cargo leptos build (debug: server + WASM frontend)"
+    cargo leptos build
+fi
+for f in target/debug/gable target/site/pkg/gable.js target/site/pkg/gable.wasm; do
+    [ -e "$f" ] || { echo "browser tests: $f is missing after the build" >&2; exit 1; }
+done
+[ -x "${GABLE_CHROMIUM:-/usr/bin/chromium}" ] || { echo "browser tests: no Chromium at ${GABLE_CHROMIUM:-/usr/bin/chromium} (.ci/install-tools installs it)" >&2; exit 1; }
+node -e "require('playwright-core')" 2>/dev/null \
+    || { echo "browser tests: playwright-core not found on NODE_PATH=$NODE_PATH (.ci/install-tools installs it)" >&2; exit 1; }
+BUILD_SECS=$(( $(date +%s) - START ))
+
+# Pin the binary just built: a `cargo build` elsewhere in the workspace replaces
+# target/debug/gable with one built without cargo-leptos (it asks for /pkg/gable_bg.wasm and
+# never hydrates). A hard link keeps this build's file whatever happens to the original.
+pin_dir="$(mktemp -d "$ROOT/target/browser-tests.XXXXXX")"
+TMP_DIRS+=("$pin_dir")
+if ln target/debug/gable "$pin_dir/gable" 2>/dev/null; then
+    BIN="$pin_dir/gable"
+else
+    echo "browser tests: could not hard-link target/debug/gable; using it in place" >&2
+    BIN="target/debug/gable"
+fi
+
+mkdir -p "$LOGS"
+
+# ---- one backend ----------------------------------------------------------------------
+# run_backend NAME STORE-ARGS...: starts the server on a fresh store, runs the tests.
+run_backend() {
+    local backend="$1"; shift
+    local stdout="$LOGS/$backend-stdout.log" log="$LOGS/$backend-server.log"
+    local shots="$ARTIFACTS/screenshots/$backend"
+    rm -rf "$shots"; mkdir -p "$shots"
+    : >"$stdout"; : >"$log"
+
+    # The server reads GABLE_*/DATABASE_URL from the environment too; only our flags count.
+    env -u DATABASE_URL -u GABLE_DATA_DIR -u GABLE_ADDR -u GABLE_SANDBOX_ADDR \
+        -u GABLE_PUBLIC_URL -u GABLE_SANDBOX_PUBLIC_URL -u GABLE_LOG_FORMAT \
+        GABLE_LOG=debug LEPTOS_SITE_ROOT=target/site LEPTOS_OUTPUT_NAME=gable \
+        "$BIN" "$@" serve --addr 127.0.0.1:0 --sandbox-addr 127.0.0.1:0 \
+        >"$stdout" 2>"$log" &
+    SERVER_PID=$!
+
+    local console="" sandbox=""
+    for _ in $(seq 1 120); do
+        console="$(sed -n 's/^ *Console: *\(http[^ ]*\).*/\1/p' "$stdout" | head -n1)"
+        sandbox="$(sed -n 's/^ *Sandbox API: *\(http[^ ]*\).*/\1/p' "$stdout" | head -n1)"
+        [ -n "$console" ] && [ -n "$sandbox" ] && break
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            echo "browser tests ($backend): the server exited during start-up; its log:" >&2
+            tail -n 40 "$log" >&2
+            SERVER_PID=""
+            return 1
+        fi
+        sleep 0.5
+    done
+    if [ -z "$console" ] || [ -z "$sandbox" ]; then
+        echo "browser tests ($backend): the server did not print its addresses within 60 s; stdout and log:" >&2
+        tail -n 20 "$stdout" >&2; tail -n 40 "$log" >&2
+        return 1
+    fi
+    console="${console%/}"
+    echo "server ($backend): console $console, sandbox API $sandbox, log $log"
+
+    local rc=0
+    GABLE_CONSOLE_URL="$console" \
+    GABLE_SANDBOX_URL="${sandbox%/}" \
+    GABLE_LIVE_API_URL="$console/v1" \
+    GABLE_BACKEND="$backend" \
+    GABLE_SERVER_LOG="$ROOT/$log" \
+    GABLE_SCREENSHOTS="$shots" \
+        node --test --test-reporter=spec tests/browser/ || rc=$?
+
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+    return "$rc"
+}
+
+failed=()
+timings=()
+
+for backend in $BACKENDS; do
+    t0=$(date +%s)
+    case "$backend" in
+        sqlite)
+            say "SQLite"
+            data_dir="$(mktemp -d "${TMPDIR:-/tmp}/gable-browser-XXXXXX")"
+            TMP_DIRS+=("$data_dir")
+            run_backend sqlite --data-dir "$data_dir" || failed+=("sqlite")
+            ;;
+        postgres)
+            say "PostgreSQL"
+            if ! psql "$ADMIN_URL" -XAtqc 'select 1' >/dev/null 2>&1; then
+                if [ "${GABLE_REQUIRE_POSTGRES:-0}" = 1 ]; then
+                    echo "browser tests: PostgreSQL is unreachable at $ADMIN_URL and GABLE_REQUIRE_POSTGRES=1" >&2
+                    failed+=("postgres (unreachable)")
+                else
+                    echo "browser tests: PostgreSQL is unreachable at $ADMIN_URL; skipping the PostgreSQL run (set GABLE_REQUIRE_POSTGRES=1 to fail instead)" >&2
+                fi
+                continue
+            fi
+            PG_DB="gable_browser_$(date +%s)_$RANDOM"
+            psql "$ADMIN_URL" -XAtqc "CREATE DATABASE \"$PG_DB\"" >/dev/null
+            # The admin URL with its database replaced (…/postgres -> …/$PG_DB, query kept).
+            base="${ADMIN_URL%%\?*}"; query="${ADMIN_URL#"$base"}"
+            run_backend postgres --database-url "${base%/*}/$PG_DB$query" || failed+=("postgres")
+            end_run
+            ;;
+        *)
+            echo "browser tests: unknown backend $backend" >&2
+            failed+=("$backend (unknown)")
+            ;;
+    esac
+    timings+=("$backend $(( $(date +%s) - t0 )) s")
+done
+
+echo
+echo "browser tests: build ${BUILD_SECS} s; ${timings[*]:-no runs}; screenshots in $ARTIFACTS/screenshots/, server logs in $LOGS/"
+if [ "${#failed[@]}" -gt 0 ]; then
+    echo "browser tests: FAILED: ${failed[*]}"
+    exit 1
+fi
+echo "browser tests: passed (${BACKENDS})"
