@@ -147,6 +147,15 @@ async fn drop_stale(admin: &mut PgConnection) {
 }
 
 impl TestApp {
+    /// A SQLite-backed server whose production address is `public_url` (e.g. https).
+    pub async fn spawn_with_public_url(public_url: &str) -> TestApp {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("gable.db").display());
+        let store = Store::connect(&url).await.expect("open sqlite");
+        store.migrate().await.expect("migrate sqlite");
+        Self::start_with(Backend::Sqlite, store, url, Some(dir), Some(public_url.to_string())).await
+    }
+
     pub async fn spawn(backend: Backend) -> TestApp {
         match backend {
             Backend::Sqlite => {
@@ -186,10 +195,14 @@ impl TestApp {
     }
 
     async fn start(backend: Backend, store: Store, database_url: String, dir: Option<tempfile::TempDir>) -> TestApp {
+        Self::start_with(backend, store, database_url, dir, None).await
+    }
+
+    async fn start_with(backend: Backend, store: Store, database_url: String, dir: Option<tempfile::TempDir>, public_url: Option<String>) -> TestApp {
         let args = ServeArgs {
             addr: "127.0.0.1:0".parse().expect("addr"),
             sandbox_addr: "127.0.0.1:0".parse().expect("addr"),
-            public_url: None,
+            public_url,
             sandbox_public_url: None,
             site_root: "target/site".into(),
         };
