@@ -41,6 +41,9 @@ pub enum Error {
     /// 405 `method_not_allowed`.
     #[error("{0}")]
     MethodNotAllowed(String),
+    /// 409 `invalid_state_transition`: names the current state and the allowed actions.
+    #[error("{message}")]
+    InvalidStateTransition { message: String, current: String, allowed: Vec<String> },
     /// 409 `immutable_resource`.
     #[error("{0}")]
     Immutable(String),

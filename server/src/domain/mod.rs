@@ -11,3 +11,4 @@ pub mod registry;
 pub mod scopes;
 pub mod validate;
 pub mod value;
+pub mod workflow;

@@ -25,6 +25,7 @@ impl Error {
             PropertyForbidden(_) => (StatusCode::FORBIDDEN, "property_forbidden"),
             NotFound { .. } => (StatusCode::NOT_FOUND, "not_found"),
             MethodNotAllowed(_) => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            InvalidStateTransition { .. } => (StatusCode::CONFLICT, "invalid_state_transition"),
             Immutable(_) => (StatusCode::CONFLICT, "immutable_resource"),
             Conflict(_) => (StatusCode::CONFLICT, "conflict"),
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
@@ -63,6 +64,9 @@ impl IntoResponse for Error {
         }
         if let Error::InsufficientScope(scope) = &self {
             body["details"] = json!({ "required_scope": scope });
+        }
+        if let Error::InvalidStateTransition { current, allowed, .. } = &self {
+            body["details"] = json!({ "current_status": current, "allowed_actions": allowed });
         }
         let mut resp = (status, Json(json!({ "error": body }))).into_response();
         if status == StatusCode::METHOD_NOT_ALLOWED {

@@ -32,7 +32,7 @@ use crate::state::ApiState;
 pub fn router(state: ApiState, console: Option<(LeptosOptions, Arc<dyn Console>, ConsoleConfig)>) -> Router {
     let api = api::router()
         .route("/v1", axum::routing::any(api_not_found))
-        .route("/v1/{resource}/{id}/{*rest}", axum::routing::any(api_not_found))
+        .route("/v1/{resource}/{id}/{action}/{*rest}", axum::routing::any(api_not_found))
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn(version::layer))
         .layer(DefaultBodyLimit::max(body::MAX_BODY))

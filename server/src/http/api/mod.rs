@@ -13,4 +13,5 @@ pub fn router() -> Router<ApiState> {
         .route("/v1/openapi.json", get(openapi::serve))
         .route("/v1/{resource}", get(resources::list).post(resources::create))
         .route("/v1/{resource}/{id}", get(resources::get).patch(resources::update).delete(resources::delete))
+        .route("/v1/{resource}/{id}/{action}", axum::routing::post(resources::action))
 }

@@ -188,8 +188,49 @@ fn paths() -> Paths {
     for c in COLLECTIONS {
         let (collection_item, record_item) = collection_paths(c);
         paths = paths.path(format!("/v1/{}", c.name), collection_item).path(format!("/v1/{}/{{id}}", c.name), record_item);
+        if let Some(machine) = crate::domain::workflow::machine(c.name) {
+            for a in machine.actions {
+                paths = paths.path(format!("/v1/{}/{{id}}/{}", c.name, a.name), action_path(c, a));
+            }
+        }
     }
     paths.build()
+}
+
+/// `POST /v1/{name}/{id}/{action}`: a state-machine action, from the workflow declaration.
+fn action_path(c: &'static Collection, a: &'static crate::domain::workflow::Action) -> PathItem {
+    let from = a.from.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
+    let mut description = format!(
+        "Moves {} from {from} to `{}`. From any other state it is `409 invalid_state_transition`, \
+         with the current state and the allowed actions in `details`. Needs the scope `{}`.",
+        a_record(c),
+        a.to,
+        c.write_scope()
+    );
+    if let Some(stamp) = a.stamp {
+        description.push_str(&format!(" Sets `{stamp}` to the time of the action."));
+    }
+    let mut op = operation(
+        c,
+        format!("{}_{}", a.name, c.object),
+        format!("{} {}", a.name.replace('_', " "), a_record(c)),
+        c.write_scope(),
+        &[400, 401, 403, 404, 409, 413, 415, 429, 500],
+    )
+    .description(Some(description))
+    .response("200", success(&format!("The {} after the action.", c.object.replace('_', " ")), &format!("{}Envelope", pascal(c.object))));
+    // The body is optional and carries only the action's parameters.
+    let mut body = ObjectBuilder::new().schema_type(Type::Object).additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::FreeForm(false)));
+    for p in a.params {
+        if let Some(f) = c.field(p) {
+            body = body.property(*p, field_schema(f, Side::Request)).required(*p);
+        }
+    }
+    let required = if a.params.is_empty() { Required::False } else { Required::True };
+    op = op.request_body(Some(
+        RequestBodyBuilder::new().required(Some(required)).content("application/json", ContentBuilder::new().schema(Some(body)).build()).build(),
+    ));
+    PathItemBuilder::new().parameters(Some([id_parameter(c)])).operation(HttpMethod::Post, op.build()).build()
 }
 
 /// The operation serving this document.
@@ -580,6 +621,7 @@ fn known_errors() -> Vec<(u16, &'static str)> {
         Error::PropertyForbidden(String::new()),
         Error::not_found(""),
         Error::MethodNotAllowed(String::new()),
+        Error::InvalidStateTransition { message: String::new(), current: String::new(), allowed: vec![] },
         Error::Immutable(String::new()),
         Error::Conflict(String::new()),
         Error::PayloadTooLarge(0),

@@ -12,7 +12,7 @@ use crate::domain::collections::collection;
 use crate::domain::list::ListQuery;
 use crate::domain::registry::{Collection, WriteOp};
 use crate::domain::scopes::Access;
-use crate::domain::{flow_tokens, validate};
+use crate::domain::{flow_tokens, validate, workflow};
 use crate::error::{Error, Result};
 use crate::http::auth::Credential;
 use crate::http::body::JsonBody;
@@ -121,4 +121,38 @@ pub async fn delete(State(st): State<ApiState>, cred: Credential, Path((resource
     let id = parse_id(&id)?;
     let rec = st.app.store.delete(&cred.scope, c, id).await?;
     Ok(envelope::single(StatusCode::OK, c.object, json!({ "id": rec.id, "object": c.object, "deleted": true })))
+}
+
+/// `POST /v1/{resource}/{id}/{action}`: moves a record through its state machine.
+/// The body is optional (JSON) and carries only the action's parameters.
+pub async fn action(
+    State(st): State<ApiState>,
+    cred: Credential,
+    Path((resource, id, action)): Path<(String, String, String)>,
+    req: Request,
+) -> Result<Response> {
+    let c = resolve(&resource)?;
+    let no_such = || Error::NotFound { message: format!("{} have no action `{action}`", c.name), param: None };
+    let machine = workflow::machine(c.name).ok_or_else(no_such)?;
+    let act = machine.action(&action).ok_or_else(no_such)?;
+    cred.require(c, Access::Write)?;
+    let id = parse_id(&id)?;
+    let body = action_body(req).await?;
+    let now = chrono::Utc::now();
+    let rec = st.app.store.update(&cred.scope, c, id, |current| machine.apply(c, act, current, &body, now)).await?;
+    Ok(envelope::single(StatusCode::OK, c.object, rec.to_json(c, None)))
+}
+
+/// An action's body: absent, or a JSON object.
+async fn action_body(req: Request) -> Result<serde_json::Map<String, serde_json::Value>> {
+    let has_body = req.headers().get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).is_some_and(|v| v != "0")
+        || req.headers().contains_key(axum::http::header::TRANSFER_ENCODING);
+    if !has_body {
+        return Ok(Default::default());
+    }
+    let JsonBody(body) = JsonBody::from_request(req, &()).await?;
+    match body {
+        serde_json::Value::Object(m) => Ok(m),
+        _ => Err(Error::InvalidRequest { message: "the request body must be a JSON object".into(), param: None }),
+    }
 }
