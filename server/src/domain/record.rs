@@ -8,7 +8,7 @@ use serde_json::{Map, Value as Json};
 use uuid::Uuid;
 
 use super::registry::{Collection, Field, Ty};
-use super::value::{format_datetime, money_json, Val};
+use super::value::{format_datetime, JsonView, Val};
 
 #[derive(Debug, Clone)]
 pub struct Record {
@@ -91,7 +91,7 @@ impl Serialize for RecordView<'_> {
         let currency = r.currency();
         for f in c.fields {
             if want(f.name) {
-                m.serialize_entry(f.name, &ValView(r.get(f.name), currency))?;
+                m.serialize_entry(f.name, &JsonView(r.get(f.name), currency))?;
             }
         }
         if c.metadata && want("metadata") {
@@ -101,26 +101,5 @@ impl Serialize for RecordView<'_> {
             }
         }
         m.end()
-    }
-}
-
-/// A value serialised in its JSON form (money needs the record's currency).
-struct ValView<'a>(&'a Val, Option<&'a str>);
-
-impl Serialize for ValView<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            Val::Null => s.serialize_none(),
-            Val::Str(v) => s.serialize_str(v),
-            Val::Int(i) => s.serialize_i64(*i),
-            Val::Num(f) => s.serialize_f64(*f),
-            Val::Money(m) => money_json(*m, self.1).serialize(s),
-            Val::Bool(b) => s.serialize_bool(*b),
-            // NaiveDate displays as YYYY-MM-DD.
-            Val::Date(d) => s.collect_str(d),
-            Val::DateTime(t) => s.serialize_str(&format_datetime(t)),
-            Val::Uuid(u) => u.serialize(s),
-            Val::Json(j) => j.serialize(s),
-        }
     }
 }

@@ -123,17 +123,30 @@ pub fn money_json(minor: i64, currency: Option<&str>) -> Json {
 
 /// Converts a stored value to its JSON form. Money needs the record's currency.
 pub fn to_json(v: &Val, currency: Option<&str>) -> Json {
-    match v {
-        Val::Null => Json::Null,
-        Val::Str(s) => Json::String(s.clone()),
-        Val::Int(i) => Json::Number((*i).into()),
-        Val::Num(f) => Number::from_f64(*f).map(Json::Number).unwrap_or(Json::Null),
-        Val::Money(m) => money_json(*m, currency),
-        Val::Bool(b) => Json::Bool(*b),
-        Val::Date(d) => Json::String(d.to_string()),
-        Val::DateTime(t) => Json::String(format_datetime(t)),
-        Val::Uuid(u) => Json::String(u.to_string()),
-        Val::Json(j) => j.clone(),
+    serde_json::to_value(JsonView(v, currency)).unwrap_or(Json::Null)
+}
+
+/// A value in its JSON form, serialised without building a JSON tree (lists render
+/// records through it). Money needs the record's currency.
+pub struct JsonView<'a>(pub &'a Val, pub Option<&'a str>);
+
+impl serde::Serialize for JsonView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self.0 {
+            Val::Null => s.serialize_none(),
+            Val::Str(v) => s.serialize_str(v),
+            Val::Int(i) => s.serialize_i64(*i),
+            // Non-finite numbers are never stored; JSON has no form for them.
+            Val::Num(f) if !f.is_finite() => s.serialize_none(),
+            Val::Num(f) => s.serialize_f64(*f),
+            Val::Money(m) => money_json(*m, self.1).serialize(s),
+            Val::Bool(b) => s.serialize_bool(*b),
+            // NaiveDate displays as YYYY-MM-DD.
+            Val::Date(d) => s.collect_str(d),
+            Val::DateTime(t) => s.serialize_str(&format_datetime(t)),
+            Val::Uuid(u) => u.serialize(s),
+            Val::Json(j) => j.serialize(s),
+        }
     }
 }
 
