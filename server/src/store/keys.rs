@@ -229,23 +229,27 @@ impl Store {
     /// Finds the key a secret belongs to. The lookup is by hash; the stored hash is then
     /// compared in constant time as well.
     pub async fn find_key(&self, secret: &str) -> Result<Option<ApiKey>> {
-        let hash = hash_secret(secret);
-        if let Some(k) = self.keys.0.get(&hash) {
+        self.find_key_by_hash(&hash_secret(secret)).await
+    }
+
+    async fn find_key_by_hash(&self, hash: &str) -> Result<Option<ApiKey>> {
+        if let Some(k) = self.keys.0.get(hash) {
             return Ok(Some(k));
         }
-        let found = self.find_key_uncached(&hash).await?;
+        let found = self.find_key_uncached(hash).await?;
         if let Some(k) = &found {
-            self.keys.0.insert(hash, k.clone());
+            self.keys.0.insert(hash.to_string(), k.clone());
         }
         Ok(found)
     }
 
     /// The active key a secret belongs to, recording its use (at most once a minute).
     pub async fn authenticate(&self, secret: &str, now: DateTime<Utc>) -> Result<Option<ApiKey>> {
-        let Some(mut key) = self.find_key(secret).await?.filter(|k| !k.revoked) else { return Ok(None) };
+        let hash = hash_secret(secret);
+        let Some(mut key) = self.find_key_by_hash(&hash).await?.filter(|k| !k.revoked) else { return Ok(None) };
         if key.last_used_at.is_none_or(|t| (now - t).num_seconds() >= LAST_USED_PRECISION_SECS) {
             key.last_used_at = Some(now);
-            self.keys.0.insert(hash_secret(secret), key.clone());
+            self.keys.0.insert(hash, key.clone());
             let store = self.clone();
             let id = key.id;
             tokio::spawn(async move {
