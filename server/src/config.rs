@@ -44,6 +44,9 @@ pub struct ServeArgs {
     /// Where the console's built assets are (cargo-leptos writes them to target/site).
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: String,
+    /// Seconds between scheduler rounds (rent due, leases and documents expiring).
+    #[arg(long, env = "GABLE_SCHEDULER_INTERVAL", default_value_t = 60)]
+    pub scheduler_interval_secs: u64,
 }
 
 /// What the running server needs to know beyond its store.

@@ -6,11 +6,14 @@
 #![recursion_limit = "256"] // deeply nested view types of the console pages
 
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod console;
 pub mod domain;
 pub mod error;
 pub mod http;
+pub mod jobs;
+pub mod ops;
 pub mod seed;
 pub mod startup;
 pub mod state;

@@ -10,9 +10,11 @@ use gable_app::service::Console;
 use leptos::prelude::LeptosOptions;
 use tokio::net::TcpListener;
 
+use crate::clock::Clock;
 use crate::config::{ServeArgs, Settings};
 use crate::domain::cursor::CursorKey;
 use crate::http;
+use crate::ops::Operations;
 use crate::state::{ApiState, AppState};
 use crate::store::Store;
 
@@ -22,6 +24,7 @@ pub struct Application {
     pub live_addr: SocketAddr,
     pub test_addr: SocketAddr,
     pub state: Arc<AppState>,
+    scheduler_interval: std::time::Duration,
     live_router: axum::Router,
     test_router: axum::Router,
 }
@@ -29,6 +32,11 @@ pub struct Application {
 impl Application {
     /// Connects to a migrated store and binds the listeners.
     pub async fn build(store: Store, args: &ServeArgs) -> anyhow::Result<Application> {
+        Self::build_with_clock(store, args, Clock::system()).await
+    }
+
+    /// As `build`, acting at the given clock's time (tests move a manual clock).
+    pub async fn build_with_clock(store: Store, args: &ServeArgs, clock: Clock) -> anyhow::Result<Application> {
         let live = TcpListener::bind(args.addr).await?;
         let test = TcpListener::bind(args.sandbox_addr).await?;
         let live_addr = live.local_addr()?;
@@ -54,10 +62,12 @@ impl Application {
             session_max_age_secs: crate::console::SESSION_ABSOLUTE.as_secs(),
         };
         let console: Arc<dyn Console> = Arc::new(crate::console::ConsoleService::new(store.clone()));
-        let state = Arc::new(AppState { store, cursors, settings });
+        let ops = Operations::new(store.clone(), clock);
+        let state = Arc::new(AppState { store, ops, cursors, settings });
         let live_router = http::router(ApiState { app: state.clone(), livemode: true }, Some((leptos, console, console_config)));
         let test_router = http::router(ApiState { app: state.clone(), livemode: false }, None);
-        Ok(Application { live, test, live_addr, test_addr, state, live_router, test_router })
+        let scheduler_interval = std::time::Duration::from_secs(args.scheduler_interval_secs.max(1));
+        Ok(Application { live, test, live_addr, test_addr, state, scheduler_interval, live_router, test_router })
     }
 
     /// Serves both listeners until `shutdown` resolves, then drains in-flight requests.
@@ -78,12 +88,15 @@ impl Application {
         let live = axum::serve(self.live, self.live_router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(wait(rx.clone()));
         let test = axum::serve(self.test, self.test_router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(wait(rx));
+            .with_graceful_shutdown(wait(rx.clone()));
+        let jobs = tokio::spawn(crate::jobs::run(self.state.clone(), self.scheduler_interval, rx.clone()));
         tokio::spawn(async move {
             shutdown.await;
             let _ = tx.send(true);
         });
         tokio::try_join!(live.into_future(), test.into_future())?;
+        // The jobs stop at the same signal; a round in progress finishes first.
+        let _ = jobs.await;
         revocations.abort();
         self.state.store.close().await;
         Ok(())

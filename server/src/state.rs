@@ -4,10 +4,13 @@ use std::sync::Arc;
 
 use crate::config::Settings;
 use crate::domain::cursor::CursorKey;
+use crate::ops::Operations;
 use crate::store::Store;
 
 pub struct AppState {
     pub store: Store,
+    /// Writes with their consequences (events, couplings, postings), at the app's clock.
+    pub ops: Operations,
     pub cursors: CursorKey,
     pub settings: Settings,
 }

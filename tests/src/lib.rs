@@ -10,8 +10,12 @@
 
 use std::net::SocketAddr;
 
+use std::sync::Arc;
+
+use gable::clock::Clock;
 use gable::config::ServeArgs;
 use gable::startup::Application;
+use gable::state::AppState;
 use gable::store::Store;
 use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection};
@@ -56,6 +60,10 @@ pub struct TestApp {
     /// The database URL (for direct SQL in tests).
     pub database_url: String,
     pub client: reqwest::Client,
+    /// The server's clock: manual, starting at the real time; tests move it.
+    pub clock: Clock,
+    /// The server's state, for running background work on demand.
+    pub state: Arc<AppState>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
     _dir: Option<tempfile::TempDir>,
@@ -199,14 +207,28 @@ impl TestApp {
     }
 
     async fn start_with(backend: Backend, store: Store, database_url: String, dir: Option<tempfile::TempDir>, public_url: Option<String>) -> TestApp {
+        Self::start_clocked(backend, store, database_url, dir, public_url, Clock::manual(chrono::Utc::now())).await
+    }
+
+    async fn start_clocked(
+        backend: Backend,
+        store: Store,
+        database_url: String,
+        dir: Option<tempfile::TempDir>,
+        public_url: Option<String>,
+        clock: Clock,
+    ) -> TestApp {
         let args = ServeArgs {
             addr: "127.0.0.1:0".parse().expect("addr"),
             sandbox_addr: "127.0.0.1:0".parse().expect("addr"),
             public_url,
             sandbox_public_url: None,
             site_root: "target/site".into(),
+            // Tests run the scheduler themselves (`run_jobs`) after moving the clock.
+            scheduler_interval_secs: 3600,
         };
-        let app = Application::build(store.clone(), &args).await.expect("build application");
+        let app = Application::build_with_clock(store.clone(), &args, clock.clone()).await.expect("build application");
+        let state = app.state.clone();
         let (live, sandbox): (SocketAddr, SocketAddr) = (app.live_addr, app.test_addr);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let server = tokio::spawn(async move {
@@ -223,6 +245,8 @@ impl TestApp {
             store,
             database_url,
             client: reqwest::Client::new(),
+            clock,
+            state,
             shutdown: Some(tx),
             server: Some(server),
             _dir: dir,
@@ -293,7 +317,15 @@ impl TestApp {
     /// database, as a second node of a deployment would be.
     pub async fn second_node(&self) -> TestApp {
         let store = Store::connect(&self.database_url).await.expect("second store");
-        Self::start(self.backend, store, self.database_url.clone(), None).await
+        // Its own clock, at the same time as this one's.
+        let clock = Clock::manual(self.clock.now());
+        Self::start_clocked(self.backend, store, self.database_url.clone(), None, None, clock).await
+    }
+
+    /// Runs one round of background work (scheduled events, retention, queued
+    /// reports) at the server clock's time.
+    pub async fn run_jobs(&self) -> gable::jobs::Round {
+        gable::jobs::run_once(&self.state).await.expect("background round")
     }
 
     /// Counts the rows of a table, straight from the database.

@@ -23,6 +23,12 @@ impl World {
     }
 }
 
+/// Runs an action that must succeed.
+async fn act(app: &TestApp, key: &str, resource: &str, id: &str, action: &str) {
+    let r = app.call(key, "POST", &format!("/v1/{resource}/{id}/{action}"), None).await;
+    assert_eq!(r.status, 200, "{resource}/{action}: {}", r.text);
+}
+
 /// Creation order: parents first. Each step is (collection, body built from earlier ids).
 pub async fn build(app: &TestApp, tenant: Uuid, key: &str) -> World {
     let mut w = World { ids: BTreeMap::new() };
@@ -59,7 +65,10 @@ pub async fn build(app: &TestApp, tenant: Uuid, key: &str) -> World {
     mk!("bookings", json!({ "unit_id": w.id("units"), "guest_id": w.id("guests"), "check_in": "2027-02-01", "check_out": "2027-02-05" }));
     mk!("charges", json!({ "lease_id": w.id("leases"), "kind": "rent", "amount": 1450, "currency": "USD", "due_date": "2027-01-01" }));
     mk!("invoices", json!({ "lease_id": w.id("leases"), "charge_ids": [w.id("charges")], "amount_due": 1450, "currency": "USD", "due_date": "2027-01-01" }));
-    mk!("payments", json!({ "amount": 1450, "currency": "USD", "invoice_id": w.id("invoices") }));
+    act(app, key, "invoices", w.id("invoices"), "open").await;
+    // Part-paid, so the invoice stays open; succeeded, so it can be refunded.
+    mk!("payments", json!({ "amount": 1000, "currency": "USD", "invoice_id": w.id("invoices") }));
+    act(app, key, "payments", w.id("payments"), "succeed").await;
     mk!("refunds", json!({ "payment_id": w.id("payments"), "amount": 50, "currency": "USD" }));
     mk!("accounting-entries", json!({
         "lines": [{ "account": "cash", "debit": 1450, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": 1450 }],

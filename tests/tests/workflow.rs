@@ -4,15 +4,23 @@ use gable::domain::workflow::MACHINES;
 use gable_tests::{both, world, TestApp};
 use serde_json::{json, Value};
 
+/// A body for actions that need one.
 fn params(action: &gable::domain::workflow::Action) -> Option<Value> {
-    (!action.params.is_empty()).then(|| json!({ "result": "clear" }))
+    use gable::domain::workflow::Input;
+    match action.input {
+        Input::Fields { required, .. } if !required.is_empty() => Some(json!({ "result": "clear" })),
+        Input::NewRecord(_) => Some(json!({ "start_date": "2027-03-01" })),
+        _ => None,
+    }
 }
 
 async fn every_machine_allows_and_refuses_as_declared(app: &TestApp) {
     let t = app.tenant("A").await;
     let w = world::build(app, t.id, &t.test_key).await;
+    // The world's payment is refunded, which blocks its reversal: use a fresh one.
+    let fresh_payment = app.create(&t.test_key, "payments", json!({ "amount": 10, "currency": "USD" })).await["id"].as_str().unwrap().to_string();
     for m in MACHINES {
-        let id = w.id(m.collection);
+        let id = if m.collection == "payments" { fresh_payment.as_str() } else { w.id(m.collection) };
         let path = |a: &str| format!("/v1/{}/{id}/{a}", m.collection);
         let rec = app.call(&t.test_key, "GET", &format!("/v1/{}/{id}", m.collection), None).await;
         let initial = rec.body["data"]["status"].as_str().unwrap().to_string();

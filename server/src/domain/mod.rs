@@ -4,10 +4,12 @@
 pub mod collections;
 pub mod cursor;
 pub mod flow_tokens;
+pub mod events;
 pub mod ledger;
 pub mod list;
 pub mod record;
 pub mod registry;
+pub mod reports;
 pub mod scopes;
 pub mod validate;
 pub mod value;

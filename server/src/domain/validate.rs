@@ -43,18 +43,24 @@ pub fn create(c: &Collection, body: &Json) -> Result<Changes> {
         if f.required && f.access != Access::ReadOnly {
             return Err(Error::validation(f.name, "is required"));
         }
-        let d = match f.default {
-            D::None => continue,
-            D::Str(s) => Val::Str(s.into()),
-            D::Int(i) => Val::Int(i),
-            D::Bool(b) => Val::Bool(b),
-            D::Zero => Val::Money(0),
-        };
-        ch.values.insert(f.name, d);
+        if let Some(d) = default_value(f) {
+            ch.values.insert(f.name, d);
+        }
     }
     finish_money(c, &mut ch, None)?;
     check_rules(c, &merged(&ch, None))?;
     Ok(ch)
+}
+
+/// A field's default value, if it has one.
+pub fn default_value(f: &Field) -> Option<Val> {
+    Some(match f.default {
+        D::None => return None,
+        D::Str(s) => Val::Str(s.into()),
+        D::Int(i) => Val::Int(i),
+        D::Bool(b) => Val::Bool(b),
+        D::Zero => Val::Money(0),
+    })
 }
 
 /// Validates an update body against the current record.
@@ -189,8 +195,8 @@ fn check_rules(c: &Collection, values: &HashMap<&'static str, Val>) -> Result<()
                 }
             }
             Rule::Balanced(field) => {
-                if let Some(Val::Json(lines)) = get(field) {
-                    ledger::check_balanced(field, lines)?;
+                if let (Some(Val::Json(lines)), Some(Val::Str(currency))) = (get(field), get("currency")) {
+                    ledger::check_balanced(field, lines, currency)?;
                 }
             }
             // Needs the referenced record: checked by the store inside the write transaction.

@@ -1,8 +1,8 @@
 //! State machines: which actions move a record from which states to which
 //! (`POST /v1/{resource}/{id}/{action}`). One declaration per collection, plain Rust.
 //!
-//! Events, couplings between records (the last signature signs the lease, a payment
-//! settles its invoice …) and ledger postings build on these transitions (issue 4).
+//! What a transition causes beyond its own record (events, couplings such as the last
+//! signature signing the lease, ledger postings) is carried out by `crate::ops`.
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value as Json};
@@ -21,8 +21,30 @@ pub struct Action {
     pub to: &'static str,
     /// A read-only timestamp field set to the time of the action.
     pub stamp: Option<&'static str>,
-    /// Fields the request body must give (read-only fields only actions set).
-    pub params: &'static [&'static str],
+    /// What the request body carries.
+    pub input: Input,
+}
+
+/// The body an action takes.
+#[derive(Debug, Clone, Copy)]
+pub enum Input {
+    None,
+    /// Fields of the record that only this action sets.
+    Fields { required: &'static [&'static str], optional: &'static [&'static str] },
+    /// The create fields of a new record of another collection that the action makes
+    /// (an approved application's `convert` makes a draft lease).
+    NewRecord(&'static str),
+}
+
+impl Input {
+    /// The record's own fields the body may set, each with whether it is required.
+    pub fn fields(&self) -> impl Iterator<Item = (&'static str, bool)> {
+        let (req, opt): (&[&str], &[&str]) = match self {
+            Input::Fields { required, optional } => (required, optional),
+            _ => (&[], &[]),
+        };
+        req.iter().map(|f| (*f, true)).chain(opt.iter().map(|f| (*f, false)))
+    }
 }
 
 #[derive(Debug)]
@@ -32,10 +54,10 @@ pub struct Machine {
 }
 
 const fn act(name: &'static str, from: &'static [&'static str], to: &'static str) -> Action {
-    Action { name, from, to, stamp: None, params: &[] }
+    Action { name, from, to, stamp: None, input: Input::None }
 }
 const fn stamped(name: &'static str, from: &'static [&'static str], to: &'static str, stamp: &'static str) -> Action {
-    Action { name, from, to, stamp: Some(stamp), params: &[] }
+    Action { name, from, to, stamp: Some(stamp), input: Input::None }
 }
 
 pub static MACHINES: &[Machine] = &[
@@ -60,10 +82,13 @@ pub static MACHINES: &[Machine] = &[
         act("approve", &["submitted", "screening"], "approved"),
         act("deny", &["submitted", "screening"], "denied"),
         act("withdraw", &["draft", "submitted", "screening"], "withdrawn"),
-        act("convert", &["approved"], "converted"),
+        Action { name: "convert", from: &["approved"], to: "converted", stamp: None, input: Input::NewRecord("leases") },
     ]},
     Machine { collection: "screening", actions: &[
-        Action { name: "complete", from: &["pending"], to: "completed", stamp: Some("completed_at"), params: &["result"] },
+        Action {
+            name: "complete", from: &["pending"], to: "completed", stamp: Some("completed_at"),
+            input: Input::Fields { required: &["result"], optional: &[] },
+        },
     ]},
     Machine { collection: "leases", actions: &[
         act("send", &["draft"], "sent"),
@@ -87,12 +112,30 @@ pub static MACHINES: &[Machine] = &[
         act("cancel", &["inquiry", "confirmed"], "cancelled"),
     ]},
     Machine { collection: "guests", actions: &[
-        act("check_in", &["expected"], "checked_in"),
+        // A returning guest checks in again.
+        act("check_in", &["expected", "checked_out"], "checked_in"),
         act("check_out", &["checked_in"], "checked_out"),
+    ]},
+    Machine { collection: "charges", actions: &[
+        // Posts the reversing entry of the charge's posting.
+        stamped("void", &["posted"], "void", "voided_at"),
     ]},
     Machine { collection: "invoices", actions: &[
         act("open", &["draft"], "open"),
+        // `paid` is reached by payments settling the invoice, never by an action.
         act("void", &["draft", "open"], "void"),
+    ]},
+    Machine { collection: "payments", actions: &[
+        stamped("succeed", &["pending"], "succeeded", "succeeded_at"),
+        Action {
+            name: "fail", from: &["pending"], to: "failed", stamp: None,
+            input: Input::Fields { required: &[], optional: &["failure_reason"] },
+        },
+        stamped("reverse", &["succeeded"], "reversed", "reversed_at"),
+    ]},
+    Machine { collection: "refunds", actions: &[
+        stamped("succeed", &["pending"], "succeeded", "succeeded_at"),
+        act("fail", &["pending"], "failed"),
     ]},
     Machine { collection: "workorders", actions: &[
         act("assign", &["open"], "assigned"),
@@ -147,21 +190,29 @@ impl Machine {
                 allowed: allowed.into_iter().map(String::from).collect(),
             });
         }
-        if let Some(extra) = body.keys().find(|k| !a.params.contains(&k.as_str())) {
-            return Err(Error::validation(extra.as_str(), format!("is not a parameter of {}; allowed: {}", a.name, a.params.join(", "))));
-        }
         let mut ch = Changes::default();
         ch.values.insert("status", Val::Str(a.to.to_string()));
         if let Some(stamp) = a.stamp {
             ch.values.insert(stamp, Val::DateTime(now));
         }
-        for p in a.params {
+        if let Input::NewRecord(_) = a.input {
+            // The body describes the new record; `crate::ops` validates it.
+            return Ok(ch);
+        }
+        let names: Vec<_> = a.input.fields().map(|(f, _)| f).collect();
+        if let Some(extra) = body.keys().find(|k| !names.contains(&k.as_str())) {
+            let allowed = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+            return Err(Error::validation(extra.as_str(), format!("is not a parameter of {}; allowed: {allowed}", a.name)));
+        }
+        for (p, required) in a.input.fields() {
             let field = c.field(p).expect("action parameters are fields (checked by a test)");
-            let raw = body.get(*p).ok_or_else(|| Error::validation(*p, "is required"))?;
-            match from_json(field, raw)? {
-                Val::Null => return Err(Error::validation(*p, "is required")),
-                v => ch.values.insert(field.name, v),
-            };
+            match body.get(p).map(|raw| from_json(field, raw)).transpose()? {
+                None | Some(Val::Null) if required => return Err(Error::validation(p, "is required")),
+                None | Some(Val::Null) => {}
+                Some(v) => {
+                    ch.values.insert(field.name, v);
+                }
+            }
         }
         Ok(ch)
     }
@@ -190,8 +241,11 @@ mod tests {
                     let f = c.field(s).unwrap_or_else(|| panic!("{}.{}: no field {s}", c.name, a.name));
                     assert_eq!(f.ty, Ty::DateTime);
                 }
-                for p in a.params {
+                for (p, _) in a.input.fields() {
                     assert!(c.field(p).is_some(), "{}.{}: no field {p}", c.name, a.name);
+                }
+                if let Input::NewRecord(target) = a.input {
+                    assert!(collection(target).is_some(), "{}.{}: no collection {target}", c.name, a.name);
                 }
             }
             let mut names: Vec<_> = m.actions.iter().map(|a| a.name).collect();

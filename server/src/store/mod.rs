@@ -7,6 +7,7 @@
 
 pub mod console;
 pub mod keys;
+pub mod ledger;
 pub mod records;
 pub mod schema;
 

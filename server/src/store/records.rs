@@ -222,41 +222,15 @@ impl Store {
         Ok(r)
     }
 
-    /// Creates a record from validated changes, checking its references inside the
-    /// same transaction. `extra` are hidden columns (hashes) set by the caller.
-    pub async fn create(&self, scope: &Scope, c: &'static Collection, mut ch: Changes, extra: Vec<(&'static str, Value)>) -> Result<Record> {
+    /// Creates a record in its own transaction (see [`insert`]).
+    pub async fn create(&self, scope: &Scope, c: &'static Collection, ch: Changes, extra: Vec<(&'static str, Value)>) -> Result<Record> {
         let mut tx = self.begin_tenant(scope.tenant, Intent::Write).await?;
-        let d = tx.dialect();
-        let id = Uuid::now_v7();
-        resolve_references(&mut tx, scope, c, &mut ch, None, id).await?;
-        let now = Utc::now();
-        let mut cols = vec![Alias::new("tenant_id"), Alias::new("livemode"), Alias::new("id"), Alias::new("created_at"), Alias::new("updated_at")];
-        let mut vals: Vec<SimpleExpr> =
-            vec![Expr::val(d.uuid(scope.tenant)).into(), scope.livemode.into(), Expr::val(d.uuid(id)).into(), Expr::val(d.ts(now)).into(), Expr::val(d.ts(now)).into()];
-        if c.metadata {
-            cols.push(Alias::new("metadata"));
-            vals.push(Expr::val(d.json(ch.metadata.clone().unwrap_or_else(|| serde_json::json!({})))).into());
-        }
-        for f in c.fields {
-            if let Some(v) = ch.values.get(f.name) {
-                cols.push(Alias::new(f.name));
-                vals.push(Expr::val(d.value(f.ty, v)).into());
-            }
-        }
-        for (name, v) in extra {
-            cols.push(Alias::new(name));
-            vals.push(Expr::val(v).into());
-        }
-        let mut ins = Query::insert();
-        ins.into_table(Alias::new(c.table)).columns(cols).values(vals).map_err(Error::internal)?;
-        tx.execute(&ins).await?;
-        let rec = fetch_one(&mut tx, scope, c, id, false).await?;
+        let rec = insert(&mut tx, scope, c, ch, extra, Utc::now()).await?;
         tx.commit().await?;
         Ok(rec)
     }
 
-    /// Updates a record. `validate` turns the current record into the changes to apply,
-    /// so validation sees the record as locked by this transaction.
+    /// Updates a record in its own transaction (see [`modify`]).
     pub async fn update(
         &self,
         scope: &Scope,
@@ -265,23 +239,7 @@ impl Store {
         validate: impl FnOnce(&Record) -> Result<Changes>,
     ) -> Result<Record> {
         let mut tx = self.begin_tenant(scope.tenant, Intent::Write).await?;
-        let d = tx.dialect();
-        let current = fetch_one(&mut tx, scope, c, id, true).await?;
-        let mut ch = validate(&current)?;
-        resolve_references(&mut tx, scope, c, &mut ch, Some(&current), id).await?;
-        let mut up = Query::update();
-        up.table(Alias::new(c.table)).value(Alias::new("updated_at"), d.ts(Utc::now()));
-        if let Some(m) = &ch.metadata {
-            up.value(Alias::new("metadata"), d.json(merge_metadata(current.metadata.as_ref(), m)));
-        }
-        for f in c.fields {
-            if let Some(v) = ch.values.get(f.name) {
-                up.value(Alias::new(f.name), d.value(f.ty, v));
-            }
-        }
-        up.cond_where(tenant_cond(d, scope)).and_where(col("id").eq(d.uuid(id)));
-        tx.execute(&up).await?;
-        let rec = fetch_one(&mut tx, scope, c, id, false).await?;
+        let (_, rec) = modify(&mut tx, scope, c, id, Utc::now(), validate).await?;
         tx.commit().await?;
         Ok(rec)
     }
@@ -297,6 +255,95 @@ impl Store {
         tx.commit().await?;
         Ok(current)
     }
+}
+
+/// Creates a record from validated changes inside a write transaction, checking its
+/// references there. `extra` are hidden columns (hashes) set by the caller.
+pub async fn insert(
+    tx: &mut Tx,
+    scope: &Scope,
+    c: &'static Collection,
+    mut ch: Changes,
+    extra: Vec<(&'static str, Value)>,
+    now: DateTime<Utc>,
+) -> Result<Record> {
+    let d = tx.dialect();
+    let id = Uuid::now_v7();
+    resolve_references(tx, scope, c, &mut ch, None, id).await?;
+    let mut cols = vec![Alias::new("tenant_id"), Alias::new("livemode"), Alias::new("id"), Alias::new("created_at"), Alias::new("updated_at")];
+    let mut vals: Vec<SimpleExpr> =
+        vec![Expr::val(d.uuid(scope.tenant)).into(), scope.livemode.into(), Expr::val(d.uuid(id)).into(), Expr::val(d.ts(now)).into(), Expr::val(d.ts(now)).into()];
+    if c.metadata {
+        cols.push(Alias::new("metadata"));
+        vals.push(Expr::val(d.json(ch.metadata.clone().unwrap_or_else(|| serde_json::json!({})))).into());
+    }
+    for f in c.fields {
+        if let Some(v) = ch.values.get(f.name) {
+            cols.push(Alias::new(f.name));
+            vals.push(Expr::val(d.value(f.ty, v)).into());
+        }
+    }
+    for (name, v) in extra {
+        cols.push(Alias::new(name));
+        vals.push(Expr::val(v).into());
+    }
+    let mut ins = Query::insert();
+    ins.into_table(Alias::new(c.table)).columns(cols).values(vals).map_err(Error::internal)?;
+    tx.execute(&ins).await?;
+    fetch_one(tx, scope, c, id, false).await
+}
+
+/// Updates a record inside a write transaction. `validate` turns the current record
+/// into the changes to apply, so validation sees the record as locked by this
+/// transaction. Returns the record before and after.
+pub async fn modify(
+    tx: &mut Tx,
+    scope: &Scope,
+    c: &'static Collection,
+    id: Uuid,
+    now: DateTime<Utc>,
+    validate: impl FnOnce(&Record) -> Result<Changes>,
+) -> Result<(Record, Record)> {
+    let d = tx.dialect();
+    let current = fetch_one(tx, scope, c, id, true).await?;
+    let mut ch = validate(&current)?;
+    resolve_references(tx, scope, c, &mut ch, Some(&current), id).await?;
+    let mut up = Query::update();
+    up.table(Alias::new(c.table)).value(Alias::new("updated_at"), d.ts(now));
+    if let Some(m) = &ch.metadata {
+        up.value(Alias::new("metadata"), d.json(merge_metadata(current.metadata.as_ref(), m)));
+    }
+    for f in c.fields {
+        if let Some(v) = ch.values.get(f.name) {
+            up.value(Alias::new(f.name), d.value(f.ty, v));
+        }
+    }
+    up.cond_where(tenant_cond(d, scope)).and_where(col("id").eq(d.uuid(id)));
+    tx.execute(&up).await?;
+    let rec = fetch_one(tx, scope, c, id, false).await?;
+    Ok((current, rec))
+}
+
+/// One record inside a unit of work; `lock` takes it for update (PostgreSQL; SQLite's
+/// write transactions already hold the database's write lock).
+pub async fn fetch(tx: &mut Tx, scope: &Scope, c: &'static Collection, id: Uuid, lock: bool) -> Result<Record> {
+    fetch_one(tx, scope, c, id, lock).await
+}
+
+/// The records whose fields equal the given values, oldest first (for couplings: "the
+/// signatures of this lease"). Not locked: callers lock the parent record first, which
+/// orders concurrent writers without deadlocks. Callers keep the sets small.
+pub async fn find(tx: &mut Tx, scope: &Scope, c: &'static Collection, equal: &[(&str, Val)]) -> Result<Vec<Record>> {
+    let d = tx.dialect();
+    let Some(prop) = property_cond(d, c, scope) else { return Ok(vec![]) };
+    let mut sel = Query::select();
+    sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(d, scope)).cond_where(prop);
+    for (name, v) in equal {
+        let ty = crate::domain::list::lookup(c, name).map(|f| f.ty).unwrap_or(Ty::Text);
+        sel.and_where(col(name).eq(Expr::val(d.value(ty, v))));
+    }
+    sel.order_by(Alias::new("created_at"), Order::Asc).order_by(Alias::new("id"), Order::Asc);
+    tx.fetch_all(&sel).await?.iter().map(|r| decode(c, r)).collect()
 }
 
 /// Metadata updates merge key by key; an empty string removes a key (as Stripe does),
@@ -474,7 +521,8 @@ impl Store {
                     vals.push(Expr::val(d.json(serde_json::json!({}))).into());
                 }
                 for f in c.fields {
-                    vals.push(Expr::val(d.value(f.ty, r.values.get(f.name).unwrap_or(&Val::Null))).into());
+                    let v = r.values.get(f.name).cloned().or_else(|| crate::domain::validate::default_value(f)).unwrap_or(Val::Null);
+                    vals.push(Expr::val(d.value(f.ty, &v)).into());
                 }
                 ins.values(vals).map_err(Error::internal)?;
             }
@@ -484,3 +532,34 @@ impl Store {
     }
 }
 
+
+/// How a background job's scan locks the rows it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanLock {
+    None,
+    /// PostgreSQL: take the rows for update, skipping rows another process holds (a
+    /// queue consumer). SQLite's write transaction already excludes other writers.
+    SkipLocked,
+}
+
+/// Records of every tenant matching the conditions, in `created_at, id` order, each
+/// with its tenant: for Gable's background jobs, which work outside any one tenant.
+/// The table is aliased `r` for conditions that correlate with it.
+pub async fn scan(tx: &mut Tx, c: &'static Collection, conds: Vec<SimpleExpr>, limit: u64, lock: ScanLock) -> Result<Vec<(Uuid, Record)>> {
+    let mut sel = Query::select();
+    sel.column(Alias::new("tenant_id")).columns(columns(c)).from_as(Alias::new(c.table), Alias::new("r"));
+    for cond in conds {
+        sel.and_where(cond);
+    }
+    sel.order_by(Alias::new("created_at"), Order::Asc).order_by(Alias::new("id"), Order::Asc).limit(limit);
+    if lock == ScanLock::SkipLocked && tx.dialect() == Dialect::Postgres {
+        sel.lock_with_behavior(sea_query::LockType::Update, sea_query::LockBehavior::SkipLocked);
+    }
+    let rows = tx.fetch_all(&sel).await?;
+    rows.iter()
+        .map(|r| {
+            let tenant = r.opt_uuid("tenant_id")?.ok_or_else(|| Error::internal(anyhow::anyhow!("row without tenant")))?;
+            Ok((tenant, decode(c, r)?))
+        })
+        .collect()
+}

@@ -42,6 +42,7 @@ use utoipa::openapi::{
 
 use crate::domain::collections::COLLECTIONS;
 use crate::domain::ledger::ACCOUNTS;
+use crate::domain::workflow::Input;
 use crate::domain::list::{DEFAULT_LIMIT, MAX_LIMIT};
 use crate::domain::record::{CREATED_AT, ID, UPDATED_AT};
 use crate::domain::registry::{Access, Collection, Default as D, Field, JsonShape, Rule, Ty, WriteOp, SYSTEM_FIELDS};
@@ -221,16 +222,39 @@ fn action_path(c: &'static Collection, a: &'static crate::domain::workflow::Acti
     .response("200", success(&format!("The {} after the action.", c.object.replace('_', " ")), &format!("{}Envelope", pascal(c.object))));
     // The body is optional and carries only the action's parameters.
     let mut body = ObjectBuilder::new().schema_type(Type::Object).additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::FreeForm(false)));
-    for p in a.params {
+    let mut required = Required::False;
+    for (p, needed) in a.input.fields() {
         if let Some(f) = c.field(p) {
-            body = body.property(*p, field_schema(f, Side::Request)).required(*p);
+            body = body.property(p, field_schema(f, Side::Request));
+            if needed {
+                body = body.required(p);
+                required = Required::True;
+            }
         }
     }
-    let required = if a.params.is_empty() { Required::False } else { Required::True };
+    if let Input::NewRecord(target) = a.input {
+        body = convert_body(target);
+        required = Required::True;
+    }
     op = op.request_body(Some(
         RequestBodyBuilder::new().required(Some(required)).content("application/json", ContentBuilder::new().schema(Some(body)).build()).build(),
     ));
     PathItemBuilder::new().parameters(Some([id_parameter(c)])).operation(HttpMethod::Post, op.build()).build()
+}
+
+/// The body of an action that makes a record of another collection (an application's
+/// `convert` makes a lease): that collection's create fields, less those Gable sets
+/// from the record acted on; only `start_date` is required, the rest default from it.
+fn convert_body(target: &str) -> ObjectBuilder {
+    let c = crate::domain::collections::collection(target).expect("actions make records of real collections");
+    let mut body = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::FreeForm(false)))
+        .description(Some("The draft lease to make. `rent`, `deposit` and `currency` default to the listing's."));
+    for f in crate::domain::validate::create_fields(c).filter(|f| !crate::ops::SET_BY_CONVERT.contains(&f.name)) {
+        body = body.property(f.name, field_schema(f, Side::Request));
+    }
+    body.required("start_date")
 }
 
 /// The operation serving this document.

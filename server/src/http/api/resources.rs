@@ -87,11 +87,11 @@ pub async fn create(State(st): State<ApiState>, cred: Credential, Path(resource)
     let mut hidden = vec![];
     let mut secret = None;
     if c.name == "flow-tokens" {
-        let issued = flow_tokens::issue(&mut changes, chrono::Utc::now());
+        let issued = flow_tokens::issue(&mut changes, st.app.ops.clock().now());
         hidden.push(("token_hash", issued.hash.into()));
         secret = Some(issued.token);
     }
-    let rec = st.app.store.create(&cred.scope, c, changes, hidden).await?;
+    let rec = st.app.ops.create(&cred.scope, c, changes, hidden).await?;
     let mut data = rec.to_json(c, None);
     if let Some(token) = secret {
         // Returned by this response only; Gable keeps its hash.
@@ -108,7 +108,7 @@ pub async fn update(State(st): State<ApiState>, cred: Credential, Path((resource
     cred.require(c, Access::Write)?;
     let id = parse_id(&id)?;
     let JsonBody(body) = JsonBody::from_request(req, &()).await?;
-    let rec = st.app.store.update(&cred.scope, c, id, |current| validate::update(c, &body, current)).await?;
+    let rec = st.app.ops.update(&cred.scope, c, id, &body).await?;
     Ok(envelope::single(StatusCode::OK, c.object, rec.to_json(c, None)))
 }
 
@@ -138,8 +138,7 @@ pub async fn action(
     cred.require(c, Access::Write)?;
     let id = parse_id(&id)?;
     let body = action_body(req).await?;
-    let now = chrono::Utc::now();
-    let rec = st.app.store.update(&cred.scope, c, id, |current| machine.apply(c, act, current, &body, now)).await?;
+    let rec = st.app.ops.act(&cred.scope, c, machine, act, id, &body).await?;
     Ok(envelope::single(StatusCode::OK, c.object, rec.to_json(c, None)))
 }
 

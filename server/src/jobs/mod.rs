@@ -1,0 +1,76 @@
+//! Background work started beside the listeners: the scheduler of timed events (and
+//! the 30-day retention of events), and the report worker. Both work through the
+//! database, so any number of processes may run them side by side.
+
+pub mod reports;
+pub mod scheduler;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::error::Result;
+use crate::state::AppState;
+
+/// What one round of background work did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Round {
+    pub events_fired: usize,
+    pub events_purged: u64,
+    pub reports_completed: usize,
+}
+
+/// One round of everything, at the application clock's time (tests call this after
+/// moving the clock).
+pub async fn run_once(app: &AppState) -> Result<Round> {
+    let now = app.ops.clock().now();
+    let events_fired = scheduler::tick(&app.store, now).await?;
+    let events_purged = scheduler::purge_old_events(&app.store, now).await?;
+    let clock = app.ops.clock().clone();
+    let reports_completed = reports::run_queued(&app.store, move || clock.now()).await?;
+    Ok(Round { events_fired, events_purged, reports_completed })
+}
+
+/// Runs the scheduler every `interval` and the report worker whenever a report is
+/// queued here (or every few seconds, for reports queued by other processes), until
+/// `stop` turns true.
+pub async fn run(app: Arc<AppState>, interval: Duration, stop: watch::Receiver<bool>) {
+    let scheduler = {
+        let app = app.clone();
+        let mut stop = stop.clone();
+        async move {
+            loop {
+                let now = app.ops.clock().now();
+                if let Err(e) = scheduler::tick(&app.store, now).await {
+                    tracing::error!(error = %e, "scheduler tick failed; retrying next tick");
+                }
+                if let Err(e) = scheduler::purge_old_events(&app.store, now).await {
+                    tracing::error!(error = %e, "event retention failed; retrying next tick");
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(interval) => {}
+                    _ = stop.wait_for(|s| *s) => return,
+                }
+            }
+        }
+    };
+    let worker = {
+        let mut stop = stop;
+        let queued = app.ops.reports_queued();
+        async move {
+            loop {
+                let clock = app.ops.clock().clone();
+                if let Err(e) = reports::run_queued(&app.store, move || clock.now()).await {
+                    tracing::error!(error = %e, "report worker failed; retrying");
+                }
+                tokio::select! {
+                    _ = queued.notified() => {}
+                    _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+                    _ = stop.wait_for(|s| *s) => return,
+                }
+            }
+        }
+    };
+    tokio::join!(scheduler, worker);
+}

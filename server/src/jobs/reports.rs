@@ -1,0 +1,104 @@
+//! The report worker: takes queued reports, oldest first, computes them from the
+//! tenant's records and stores the result (`queued` → `completed`, or `failed` with
+//! the reason if the computation itself fails).
+//!
+//! On PostgreSQL a report is claimed with `FOR UPDATE SKIP LOCKED` in a transaction
+//! held while it is computed: several processes never compute the same report, and a
+//! process that dies mid-way leaves it queued for another. SQLite has one process; it
+//! reads the queue, computes, and completes the report only if it is still queued.
+
+use chrono::{DateTime, Utc};
+use sea_query::{Alias, Expr};
+use serde_json::{json, Value as Json};
+
+use crate::domain::collections::collection;
+use crate::domain::record::Record;
+use crate::domain::registry::Collection;
+use crate::domain::reports::{self, Parameters};
+use crate::domain::validate::Changes;
+use crate::domain::value::Val;
+use crate::error::{Error, Result};
+use crate::store::records::{self, ScanLock, Scope};
+use crate::store::{Dialect, Intent, Store};
+
+fn reports_collection() -> &'static Collection {
+    collection("reports").expect("reports is a collection")
+}
+
+/// Computes queued reports until none is left; returns how many it completed.
+pub async fn run_queued(store: &Store, now: impl Fn() -> DateTime<Utc>) -> Result<usize> {
+    let c = reports_collection();
+    let mut done = 0;
+    loop {
+        let mut claim = store.begin_system(Intent::Write).await?;
+        let queued = vec![Expr::col((Alias::new("r"), Alias::new("status"))).eq("queued")];
+        let Some((tenant, report)) = records::scan(&mut claim, c, queued, 1, ScanLock::SkipLocked).await?.into_iter().next() else {
+            claim.commit().await?;
+            return Ok(done);
+        };
+        let scope = Scope { tenant, livemode: report.livemode, properties: None };
+        let mut tx = if claim.dialect() == Dialect::Postgres {
+            Some(claim)
+        } else {
+            // SQLite: do not hold the write lock while computing.
+            claim.commit().await?;
+            None
+        };
+        let at = now();
+        let outcome = compute(store, &scope, &report, at).await;
+        let mut ch = Changes::default();
+        match outcome {
+            Ok(result) => {
+                ch.values.insert("status", Val::Str("completed".into()));
+                ch.values.insert("result", Val::Json(result));
+            }
+            Err(e) => {
+                tracing::error!(report = %report.id, error = %e, "report failed");
+                ch.values.insert("status", Val::Str("failed".into()));
+                ch.values.insert("result", Val::Json(json!({"error": "the report could not be computed"})));
+            }
+        }
+        ch.values.insert("completed_at", Val::DateTime(at));
+        let mut tx = match tx.take() {
+            Some(t) => t,
+            None => store.begin_system(Intent::Write).await?,
+        };
+        let (_, after) = records::modify(&mut tx, &scope, c, report.id, at, |current| {
+            // Another worker may have finished it meanwhile (SQLite only).
+            Ok(if current.get("status").as_str() == Some("queued") { ch } else { Changes::default() })
+        })
+        .await?;
+        tx.commit().await?;
+        if after.get("status").as_str() == Some("completed") {
+            done += 1;
+        }
+    }
+}
+
+async fn compute(store: &Store, scope: &Scope, report: &Record, now: DateTime<Utc>) -> Result<Json> {
+    let params = Parameters::parse(report.get("parameters"))?;
+    let on = params.as_of.unwrap_or_else(|| now.date_naive());
+    let load = |name: &'static str| {
+        let c = collection(name).expect("reports read real collections");
+        let property = params.property_id;
+        async move {
+            let all = store.list_all(scope, c, "created_at").await?;
+            // Records outside the property are left out (units, leases … carry it).
+            Ok::<_, Error>(all.into_iter().filter(|r| property.is_none_or(|p| r.property_id(c) == Some(p))).collect::<Vec<_>>())
+        }
+    };
+    let mut result = match report.get("kind").as_str().unwrap_or_default() {
+        "rent_roll" => {
+            let (units, leases, charges, invoices, payments) = (load("units").await?, load("leases").await?, load("charges").await?, load("invoices").await?, load("payments").await?);
+            reports::rent_roll(on, &units, &leases, &charges, &invoices, &payments)
+        }
+        "occupancy" => reports::occupancy(on, &load("units").await?, &load("tenancies").await?, &load("bookings").await?),
+        "delinquency" => reports::delinquency(on, &load("invoices").await?),
+        "ledger" => reports::trial_balance(on, &store.account_sums(scope, Some(on), params.property_id).await?),
+        other => return Err(Error::internal(anyhow::anyhow!("unknown report kind {other}"))),
+    };
+    if let Some(p) = params.property_id {
+        result["property_id"] = json!(p);
+    }
+    Ok(result)
+}

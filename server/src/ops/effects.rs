@@ -1,0 +1,348 @@
+//! What an operation causes beyond its own record, collection by collection: checks
+//! that need other records, the couplings between records, the events and the
+//! postings. Every function runs inside the operation's transaction.
+//!
+//! Locking: an operation locks the record it acts on, then the parent it may change
+//! (a signature, then its lease); sibling sets are read without locks. Writers of one
+//! parent are thereby ordered and cannot deadlock.
+
+use serde_json::{Map, Value as Json};
+use uuid::Uuid;
+
+use super::outbox::emit;
+use super::postings::{self, Posting};
+use super::{Work, SET_BY_CONVERT};
+use crate::domain::collections::collection;
+use crate::domain::events;
+use crate::domain::ledger;
+use crate::domain::record::Record;
+use crate::domain::registry::Collection;
+use crate::domain::reports::Parameters;
+use crate::domain::validate::{self, Changes};
+use crate::domain::value::{money_json, to_json, Val};
+use crate::domain::workflow::{machine, Action};
+use crate::error::{Error, Result};
+use crate::store::records;
+
+fn col(name: &str) -> &'static Collection {
+    collection(name).expect("couplings name real collections")
+}
+
+fn money(r: &Record, field: &str) -> i64 {
+    match r.get(field) {
+        Val::Money(m) => *m,
+        _ => 0,
+    }
+}
+
+fn status(r: &Record) -> &str {
+    r.get("status").as_str().unwrap_or_default()
+}
+
+fn changes(pairs: impl IntoIterator<Item = (&'static str, Val)>) -> Changes {
+    Changes { values: pairs.into_iter().collect(), metadata: None }
+}
+
+/// A referenced record the caller must be able to see, with the reference's own error.
+async fn referenced(w: &mut Work, param: &str, target: &'static Collection, id: Uuid) -> Result<Record> {
+    let scope = w.scope.clone();
+    records::fetch(&mut w.tx, &scope, target, id, true).await.map_err(|e| match e {
+        Error::NotFound { .. } => Error::NotFound { message: format!("{param}: no such {} {id}", target.object), param: Some(param.into()) },
+        e => e,
+    })
+}
+
+/// The record a coupling changes, reached tenant-wide and locked.
+async fn related(w: &mut Work, target: &'static Collection, id: Uuid) -> Result<Record> {
+    let system = w.system.clone();
+    records::fetch(&mut w.tx, &system, target, id, true).await
+}
+
+/// Checks a new record against the records it depends on.
+pub(super) async fn before_create(w: &mut Work, c: &'static Collection, ch: &mut Changes) -> Result<()> {
+    let get = |n: &str| ch.values.get(n).cloned().unwrap_or(Val::Null);
+    match c.name {
+        "payments" => {
+            let Some(invoice_id) = get("invoice_id").as_uuid() else { return Ok(()) };
+            let invoice = referenced(w, "invoice_id", col("invoices"), invoice_id).await?;
+            if status(&invoice) != "open" {
+                return Err(Error::validation("invoice_id", format!("the invoice is {}; only an open invoice takes payments", status(&invoice))));
+            }
+            if invoice.currency() != get("currency").as_str() {
+                return Err(Error::validation("currency", format!("must be the invoice's currency, {}", invoice.currency().unwrap_or_default())));
+            }
+        }
+        "refunds" => {
+            let Some(payment_id) = get("payment_id").as_uuid() else { return Ok(()) };
+            let payment = referenced(w, "payment_id", col("payments"), payment_id).await?;
+            if status(&payment) != "succeeded" {
+                return Err(Error::validation("payment_id", format!("the payment is {}; only a succeeded payment can be refunded", status(&payment))));
+            }
+            let currency = payment.currency().unwrap_or_default().to_string();
+            if get("currency").as_str() != Some(currency.as_str()) {
+                return Err(Error::validation("currency", format!("must be the payment's currency, {currency}")));
+            }
+            let system = w.system.clone();
+            let earlier = records::find(&mut w.tx, &system, c, &[("payment_id", Val::Uuid(payment_id))]).await?;
+            let taken: i64 = earlier.iter().filter(|r| status(r) != "failed").map(|r| money(r, "amount")).sum();
+            let left = money(&payment, "amount") - taken;
+            if matches!(get("amount"), Val::Money(a) if a > left) {
+                return Err(Error::validation("amount", format!("is more than is left to refund on the payment ({})", money_json(left, Some(&currency)))));
+            }
+        }
+        "accounting-entries" => {
+            if let (Some(reverses), Val::Json(lines), Val::Str(currency)) = (get("reverses_id").as_uuid(), get("lines"), get("currency")) {
+                postings::check_manual_reversal(w, &lines, &currency, reverses).await?;
+            }
+        }
+        "reports" => {
+            let params = Parameters::parse(&get("parameters"))?;
+            if let Some(p) = params.property_id {
+                referenced(w, "parameters.property_id", col("properties"), p).await?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The events and postings of a new record.
+pub(super) async fn after_create(w: &mut Work, c: &'static Collection, rec: &Record) -> Result<()> {
+    if let Some(kind) = events::emitted_by_create(c.name) {
+        emit(w, kind, c, rec, None, None).await?;
+    }
+    match c.name {
+        "charges" => {
+            let kind = rec.get("kind").as_str().unwrap_or("fee").to_string();
+            let Val::Date(due) = rec.get("due_date") else { return Err(Error::internal(anyhow::anyhow!("charge without due date"))) };
+            let currency = rec.currency().unwrap_or_default().to_string();
+            let posting = Posting {
+                lines: ledger::charge(&kind, money(rec, "amount")),
+                currency: &currency,
+                posted_on: *due,
+                memo: format!("{kind} charge"),
+                source: ("charge", rec.id),
+                property: rec.property_id(c),
+                reverses: None,
+            };
+            postings::post(w, posting).await?;
+        }
+        // A balanced manual entry: its lines join the ledger's sums.
+        "accounting-entries" => postings::write_lines(w, rec).await?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A refusal because of another record's state, in the shape of a state error.
+fn blocked(c: &Collection, a: &Action, current: &Record, why: String) -> Error {
+    let allowed: Vec<String> = machine(c.name)
+        .map(|m| m.allowed(status(current)).into_iter().filter(|n| *n != a.name).map(String::from).collect())
+        .unwrap_or_default();
+    Error::InvalidStateTransition { message: why, current: status(current).to_string(), allowed }
+}
+
+/// Before an action changes its record: the checks that need other records, the
+/// fields the action fills in, and the records it makes first.
+pub(super) async fn prepare(w: &mut Work, c: &'static Collection, a: &Action, current: &Record, body: &Map<String, Json>, ch: &mut Changes) -> Result<()> {
+    match (c.name, a.name) {
+        ("signatures", "sign") => {
+            // Locks the lease: signatures of one lease are signed one after another.
+            let lease_id = current.get("lease_id").as_uuid().unwrap_or_default();
+            let lease = related(w, col("leases"), lease_id).await?;
+            if status(&lease) != "sent" {
+                let why = format!("the lease is {}; its signatures can be signed once it is sent", status(&lease));
+                return Err(blocked(c, a, current, why));
+            }
+        }
+        ("payments", "reverse") => {
+            let system = w.system.clone();
+            let refunds = records::find(&mut w.tx, &system, col("refunds"), &[("payment_id", Val::Uuid(current.id))]).await?;
+            if refunds.iter().any(|r| status(r) != "failed") {
+                return Err(blocked(c, a, current, "a payment with refunds cannot be reversed; its refunds already return money".into()));
+            }
+        }
+        ("applications", "convert") => {
+            let lease = convert(w, current, body).await?;
+            ch.values.insert("lease_id", Val::Uuid(lease.id));
+        }
+        _ => {}
+    }
+    amend(c, a, current, ch, w.now.date_naive());
+    Ok(())
+}
+
+/// Fields an action fills in when they are still empty.
+fn amend(c: &Collection, a: &Action, current: &Record, ch: &mut Changes, today: chrono::NaiveDate) {
+    let fill = match (c.name, a.name) {
+        ("tenancies", "start") => Some("move_in_date"),
+        ("tenancies", "move_out") => Some("move_out_date"),
+        _ => None,
+    };
+    if let Some(field) = fill.filter(|f| current.get(f).is_null()) {
+        ch.values.insert(field, Val::Date(today));
+    }
+}
+
+/// Makes the draft lease of an approved application from the `convert` body.
+async fn convert(w: &mut Work, app: &Record, body: &Map<String, Json>) -> Result<Record> {
+    let leases = col("leases");
+    if let Some(f) = SET_BY_CONVERT.iter().find(|f| body.contains_key(**f)) {
+        return Err(Error::validation(*f, "is set by Gable from the application"));
+    }
+    let listing = match app.get("listing_id").as_uuid() {
+        Some(id) => Some(related(w, col("listings"), id).await?),
+        None => None,
+    };
+    let unit = app.get("unit_id").as_uuid().or_else(|| listing.as_ref().and_then(|l| l.get("unit_id").as_uuid()));
+    let mut lease = body.clone();
+    lease.insert("unit_id".into(), unit.map(|u| Json::String(u.to_string())).unwrap_or(Json::Null));
+    lease.insert("application_id".into(), Json::String(app.id.to_string()));
+    if let Some(l) = &listing {
+        for f in ["rent", "deposit", "currency"] {
+            if !lease.contains_key(f) && !l.get(f).is_null() {
+                lease.insert(f.into(), to_json(l.get(f), l.currency()));
+            }
+        }
+    }
+    let ch = validate::create(leases, &Json::Object(lease))?;
+    let scope = w.scope.clone();
+    records::insert(&mut w.tx, &scope, leases, ch, vec![], w.now).await
+}
+
+/// After an action changed its record: its own events, then what it causes elsewhere.
+pub(super) async fn follow(w: &mut Work, c: &'static Collection, a: &Action, before: &Record, after: &Record) -> Result<()> {
+    for kind in events::emitted_by_action(c.name, a.name, status(before)) {
+        emit(w, kind, c, after, Some(before), None).await?;
+    }
+    let currency = after.currency().unwrap_or_default().to_string();
+    match (c.name, a.name) {
+        ("signatures", "sign") => sign_lease_when_complete(w, after).await?,
+        ("leases", "activate") => start_tenancy(w, after).await?,
+        ("bookings", "check_in") => move_guest(w, after, "check_in").await?,
+        ("bookings", "check_out") => move_guest(w, after, "check_out").await?,
+        ("payments", "succeed") => {
+            let posting = Posting {
+                lines: ledger::payment(money(after, "amount")),
+                currency: &currency,
+                posted_on: w.now.date_naive(),
+                memo: "payment received".into(),
+                source: ("payment", after.id),
+                property: after.property_id(c),
+                reverses: None,
+            };
+            postings::post(w, posting).await?;
+            settle_invoice(w, after, money(after, "amount")).await?;
+        }
+        ("payments", "reverse") => {
+            postings::reverse_posting_of(w, ("payment", after.id), "payment reversed".into()).await?;
+            settle_invoice(w, after, -money(after, "amount")).await?;
+        }
+        ("refunds", "succeed") => {
+            let posting = Posting {
+                lines: ledger::refund(money(after, "amount")),
+                currency: &currency,
+                posted_on: w.now.date_naive(),
+                memo: "refund paid".into(),
+                source: ("refund", after.id),
+                property: after.property_id(c),
+                reverses: None,
+            };
+            postings::post(w, posting).await?;
+        }
+        ("charges", "void") => postings::reverse_posting_of(w, ("charge", after.id), "charge voided".into()).await?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A coupled record's own action, run as the coupling's consequence: the machine's
+/// rules, the fields the action fills in, and the events of that action.
+async fn step(w: &mut Work, c: &'static Collection, action: &str, current: &Record, property: Option<Uuid>) -> Result<Record> {
+    let m = machine(c.name).expect("coupled records have state machines");
+    let a = m.action(action).expect("couplings name real actions");
+    let mut ch = m.apply(c, a, current, &Map::new(), w.now)?;
+    amend(c, a, current, &mut ch, w.now.date_naive());
+    let system = w.system.clone();
+    let (before, after) = records::modify(&mut w.tx, &system, c, current.id, w.now, |_| Ok(ch)).await?;
+    for kind in events::emitted_by_action(c.name, a.name, status(&before)) {
+        emit(w, kind, c, &after, Some(&before), property).await?;
+    }
+    Ok(after)
+}
+
+/// The last signature signed signs a sent lease (the lease is locked by `prepare`).
+async fn sign_lease_when_complete(w: &mut Work, signature: &Record) -> Result<()> {
+    let lease_id = signature.get("lease_id").as_uuid().unwrap_or_default();
+    let system = w.system.clone();
+    let all = records::find(&mut w.tx, &system, col("signatures"), &[("lease_id", Val::Uuid(lease_id))]).await?;
+    if !all.iter().all(|s| status(s) == "signed") {
+        return Ok(());
+    }
+    let leases = col("leases");
+    if status(&related(w, leases, lease_id).await?) != "sent" {
+        return Ok(());
+    }
+    let (before, after) = records::modify(&mut w.tx, &system, leases, lease_id, w.now, |_| Ok(changes([("status", Val::Str("signed".into()))]))).await?;
+    emit(w, "lease.signed", leases, &after, Some(&before), None).await
+}
+
+/// Activating a lease starts its tenancy: the upcoming one, or a new one.
+async fn start_tenancy(w: &mut Work, lease: &Record) -> Result<()> {
+    let tenancies = col("tenancies");
+    let system = w.system.clone();
+    let existing = records::find(&mut w.tx, &system, tenancies, &[("lease_id", Val::Uuid(lease.id))]).await?;
+    if let Some(t) = existing.iter().find(|t| status(t) == "upcoming") {
+        step(w, tenancies, "start", t, None).await?;
+        return Ok(());
+    }
+    if existing.iter().any(|t| status(t) == "current") {
+        return Ok(());
+    }
+    let occupants = match lease.get("application_id").as_uuid() {
+        Some(id) => related(w, col("applications"), id).await?.get("applicants").clone(),
+        None => Val::Null,
+    };
+    let ch = changes([
+        ("lease_id", Val::Uuid(lease.id)),
+        ("unit_id", lease.get("unit_id").clone()),
+        ("occupants", occupants),
+        ("move_in_date", lease.get("start_date").clone()),
+        ("status", Val::Str("current".into())),
+    ]);
+    let t = records::insert(&mut w.tx, &system, tenancies, ch, vec![], w.now).await?;
+    emit(w, "tenancy.started", tenancies, &t, None, None).await
+}
+
+/// A booking's check-in checks its guest in (and its check-out out), when the guest's
+/// own state allows it: a guest already checked in by another booking stays so.
+async fn move_guest(w: &mut Work, booking: &Record, action: &str) -> Result<()> {
+    let Some(guest_id) = booking.get("guest_id").as_uuid() else { return Ok(()) };
+    let guests = col("guests");
+    let guest = related(w, guests, guest_id).await?;
+    let allowed = machine("guests").is_some_and(|m| m.allowed(status(&guest)).contains(&action));
+    if allowed {
+        step(w, guests, action, &guest, booking.get("property_id").as_uuid()).await?;
+    }
+    Ok(())
+}
+
+/// A payment settles its invoice (a negative amount unsettles it, on reversal).
+async fn settle_invoice(w: &mut Work, payment: &Record, amount: i64) -> Result<()> {
+    let Some(invoice_id) = payment.get("invoice_id").as_uuid() else { return Ok(()) };
+    let invoices = col("invoices");
+    let system = w.system.clone();
+    records::modify(&mut w.tx, &system, invoices, invoice_id, w.now, |inv| {
+        let paid = money(inv, "amount_paid") + amount;
+        let mut ch = changes([("amount_paid", Val::Money(paid))]);
+        let settled = paid >= money(inv, "amount_due");
+        match status(inv) {
+            "open" if settled => ch.values.insert("status", Val::Str("paid".into())),
+            "paid" if !settled => ch.values.insert("status", Val::Str("open".into())),
+            _ => None,
+        };
+        Ok(ch)
+    })
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! The outbox: events are rows of `events`, written in the transaction of the change
+//! that caused them. Webhook delivery reads them from there.
+
+use chrono::{DateTime, Utc};
+use sea_query::{Alias, Expr, OnConflict, Query, SimpleExpr};
+use serde_json::{Map, Value as Json};
+use uuid::Uuid;
+
+use super::Work;
+use crate::domain::events::{self, event_type};
+use crate::domain::record::Record;
+use crate::domain::registry::Collection;
+use crate::error::{Error, Result};
+use crate::http::version::CURRENT;
+use crate::store::Tx;
+
+/// One event to write.
+pub struct NewEvent<'a> {
+    pub tenant: Uuid,
+    pub livemode: bool,
+    pub kind: &'static str,
+    pub data: Json,
+    pub related: Uuid,
+    pub property: Option<Uuid>,
+    /// Set for scheduled events: which occurrence this is (a due date, a notice period
+    /// and end date). An occurrence is written once; a second attempt does nothing.
+    pub occurrence: Option<&'a str>,
+    pub at: DateTime<Utc>,
+}
+
+/// Writes an event; returns whether it was written (false: the occurrence existed).
+pub async fn write(tx: &mut Tx, e: NewEvent<'_>) -> Result<bool> {
+    debug_assert!(event_type(e.kind).is_some(), "{} is one of the 23 contracts", e.kind);
+    let d = tx.dialect();
+    let cols = [
+        "tenant_id", "livemode", "id", "created_at", "updated_at", "type", "api_version", "data", "related_object_id", "property_id", "occurrence",
+    ];
+    let vals: Vec<SimpleExpr> = vec![
+        Expr::val(d.uuid(e.tenant)).into(),
+        e.livemode.into(),
+        Expr::val(d.uuid(Uuid::now_v7())).into(),
+        Expr::val(d.ts(e.at)).into(),
+        Expr::val(d.ts(e.at)).into(),
+        e.kind.into(),
+        CURRENT.into(),
+        Expr::val(d.json(e.data)).into(),
+        Expr::val(d.uuid(e.related)).into(),
+        match e.property {
+            Some(p) => Expr::val(d.uuid(p)).into(),
+            None => Expr::val(d.value(crate::domain::registry::Ty::Uuid, &crate::domain::value::Val::Null)).into(),
+        },
+        e.occurrence.map(str::to_owned).into(),
+    ];
+    let mut ins = Query::insert();
+    ins.into_table(Alias::new("events")).columns(cols.map(Alias::new)).values(vals).map_err(Error::internal)?;
+    if e.occurrence.is_some() {
+        ins.on_conflict(
+            OnConflict::columns(["tenant_id", "livemode", "type", "related_object_id", "occurrence"].map(Alias::new)).do_nothing().to_owned(),
+        );
+    }
+    Ok(tx.execute(&ins).await? == 1)
+}
+
+/// Emits an event about a record changed by this operation. `before` is the record
+/// before the change (absent for a new record); `property` overrides the record's own
+/// property (a guest checked in through a booking belongs to the booking's property).
+pub(super) async fn emit(w: &mut Work, kind: &'static str, c: &Collection, rec: &Record, before: Option<&Record>, property: Option<Uuid>) -> Result<()> {
+    let object = rec.to_json(c, None);
+    let previous = match before {
+        Some(b) => events::previous_attributes(&b.to_json(c, None), &object),
+        None => Map::new(),
+    };
+    let e = NewEvent {
+        tenant: w.scope.tenant,
+        livemode: w.scope.livemode,
+        kind,
+        data: events::data(object, previous, &[]),
+        related: rec.id,
+        property: property.or_else(|| rec.property_id(c)),
+        occurrence: None,
+        at: w.now,
+    };
+    write(&mut w.tx, e).await.map(|_| ())
+}

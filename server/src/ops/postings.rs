@@ -1,0 +1,132 @@
+//! Writes journal entries: an `accounting-entries` record plus one `ledger_lines` row
+//! per line, in the operation's transaction. Entries are never changed; a correction
+//! is a reversing entry.
+
+use chrono::NaiveDate;
+use sea_query::{Alias, Expr, Query, SimpleExpr};
+use serde_json::Value as Json;
+use uuid::Uuid;
+
+use super::Work;
+use crate::domain::collections::collection;
+use crate::domain::ledger::{self, Line};
+use crate::domain::record::Record;
+use crate::domain::registry::{Collection, Ty};
+use crate::domain::validate::Changes;
+use crate::domain::value::Val;
+use crate::error::{Error, Result};
+use crate::store::records;
+
+fn entries() -> &'static Collection {
+    collection("accounting-entries").expect("accounting-entries is a collection")
+}
+
+/// An entry Gable posts for a record.
+pub(super) struct Posting<'a> {
+    pub lines: Vec<Line>,
+    pub currency: &'a str,
+    pub posted_on: NaiveDate,
+    pub memo: String,
+    pub source: (&'static str, Uuid),
+    pub property: Option<Uuid>,
+    pub reverses: Option<Uuid>,
+}
+
+pub(super) async fn post(w: &mut Work, p: Posting<'_>) -> Result<Record> {
+    debug_assert!(ledger::is_balanced(&p.lines));
+    let mut ch = Changes::default();
+    let v = &mut ch.values;
+    v.insert("lines", Val::Json(ledger::to_json(&p.lines, p.currency)));
+    v.insert("currency", Val::Str(p.currency.to_string()));
+    v.insert("posted_on", Val::Date(p.posted_on));
+    v.insert("memo", Val::Str(p.memo));
+    v.insert("source_type", Val::Str(p.source.0.to_string()));
+    v.insert("source_id", Val::Uuid(p.source.1));
+    v.insert("property_id", p.property.map(Val::Uuid).unwrap_or(Val::Null));
+    v.insert("reverses_id", p.reverses.map(Val::Uuid).unwrap_or(Val::Null));
+    let system = w.system.clone();
+    let entry = records::insert(&mut w.tx, &system, entries(), ch, vec![], w.now).await?;
+    write_lines(w, &entry).await?;
+    Ok(entry)
+}
+
+/// The lines of an entry as stored.
+pub(super) fn lines_of(entry: &Record) -> Result<Vec<Line>> {
+    let (Val::Json(lines), Some(currency)) = (entry.get("lines"), entry.currency()) else {
+        return Err(Error::internal(anyhow::anyhow!("entry {} has no lines", entry.id)));
+    };
+    ledger::parse("lines", lines, currency)
+}
+
+/// Writes an entry's lines to `ledger_lines`, where balances are summed.
+pub(super) async fn write_lines(w: &mut Work, entry: &Record) -> Result<()> {
+    let d = w.tx.dialect();
+    let lines = lines_of(entry)?;
+    let currency = entry.currency().unwrap_or_default().to_string();
+    let posted_on = entry.get("posted_on").clone();
+    let property = entry.get("property_id").clone();
+    let cols = ["tenant_id", "livemode", "entry_id", "line_no", "account", "debit", "credit", "currency", "posted_on", "property_id"];
+    let mut ins = Query::insert();
+    ins.into_table(Alias::new("ledger_lines")).columns(cols.map(Alias::new));
+    for (i, l) in lines.iter().enumerate() {
+        let row: Vec<SimpleExpr> = vec![
+            Expr::val(d.uuid(w.scope.tenant)).into(),
+            w.scope.livemode.into(),
+            Expr::val(d.uuid(entry.id)).into(),
+            (i as i32).into(),
+            l.account.into(),
+            l.debit.into(),
+            l.credit.into(),
+            currency.clone().into(),
+            Expr::val(d.value(Ty::Date, &posted_on)).into(),
+            Expr::val(d.value(Ty::Uuid, &property)).into(),
+        ];
+        ins.values(row).map_err(Error::internal)?;
+    }
+    w.tx.execute(&ins).await?;
+    Ok(())
+}
+
+/// The entry a record posted that has not been reversed yet, if any.
+async fn open_entry(w: &mut Work, source_id: Uuid) -> Result<Option<Record>> {
+    let system = w.system.clone();
+    let all = records::find(&mut w.tx, &system, entries(), &[("source_id", Val::Uuid(source_id))]).await?;
+    let reversed: Vec<Uuid> = all.iter().filter_map(|e| e.get("reverses_id").as_uuid()).collect();
+    Ok(all.into_iter().find(|e| e.get("reverses_id").is_null() && !reversed.contains(&e.id)))
+}
+
+/// Posts the reversing entry of what a record posted (a voided charge, a reversed payment).
+pub(super) async fn reverse_posting_of(w: &mut Work, source: (&'static str, Uuid), memo: String) -> Result<()> {
+    let Some(original) = open_entry(w, source.1).await? else {
+        return Err(Error::internal(anyhow::anyhow!("{} {} has no posting to reverse", source.0, source.1)));
+    };
+    let lines = ledger::reversal(&lines_of(&original)?);
+    let currency = original.currency().unwrap_or_default().to_string();
+    let posting = Posting {
+        lines,
+        currency: &currency,
+        posted_on: w.now.date_naive(),
+        memo,
+        source,
+        property: original.get("property_id").as_uuid(),
+        reverses: Some(original.id),
+    };
+    post(w, posting).await.map(|_| ())
+}
+
+/// A manual entry that reverses another must mirror it exactly, once.
+pub(super) async fn check_manual_reversal(w: &mut Work, lines: &Json, currency: &str, reverses: Uuid) -> Result<()> {
+    let system = w.system.clone();
+    let original = records::fetch(&mut w.tx, &system, entries(), reverses, true).await?;
+    let already = records::find(&mut w.tx, &system, entries(), &[("reverses_id", Val::Uuid(reverses))]).await?;
+    if !already.is_empty() {
+        return Err(Error::Conflict(format!("accounting entry {reverses} is already reversed by {}", already[0].id)));
+    }
+    if original.currency() != Some(currency) {
+        return Err(Error::validation("currency", "must be the currency of the entry it reverses"));
+    }
+    if ledger::parse("lines", lines, currency)? != ledger::reversal(&lines_of(&original)?) {
+        return Err(Error::validation("lines", "must mirror the entry it reverses: each line's debit and credit swapped"));
+    }
+    Ok(())
+}
