@@ -41,6 +41,7 @@ use utoipa::openapi::{
 };
 
 use crate::domain::collections::COLLECTIONS;
+use crate::domain::events::EVENT_TYPES;
 use crate::domain::ledger::ACCOUNTS;
 use crate::domain::workflow::Input;
 use crate::domain::list::{DEFAULT_LIMIT, MAX_LIMIT};
@@ -110,7 +111,70 @@ pub fn document(public_url: &str) -> Json {
     let mut doc = serde_json::to_value(&api).expect("an OpenAPI document serialises to JSON");
     hoist_shared(&mut doc);
     add_dependent_required(&mut doc);
+    add_webhooks(&mut doc);
     doc
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events (the `webhooks` section; utoipa has no builder for it, so it is plain JSON)
+// ---------------------------------------------------------------------------------------------
+
+/// `lease.signed` → `LeaseSignedEvent`.
+fn event_schema_name(kind: &str) -> String {
+    let words: String = kind.split(['.', '_']).map(|w| pascal(w)).collect();
+    format!("{words}Event")
+}
+
+/// One `webhooks` entry and one component schema per event type: the payload Gable
+/// POSTs to subscribed endpoints, which is also what `GET /v1/events/{id}` returns.
+fn add_webhooks(doc: &mut Json) {
+    let mut hooks = Map::new();
+    for e in EVENT_TYPES {
+        let c = crate::domain::collections::collection(e.collection).expect("events name real collections");
+        let name = event_schema_name(e.name);
+        let mut data_props = Map::new();
+        data_props.insert("object".into(), json!({"$ref": format!("#/components/schemas/{}", pascal(c.object)), "description": format!("The {} after the change.", c.object.replace('_', " "))}));
+        data_props.insert(
+            "previous_attributes".into(),
+            json!({"type": "object", "description": "The attributes the change altered, with their values before it; empty for creations and scheduled events."}),
+        );
+        let mut data_required = vec![json!("object"), json!("previous_attributes")];
+        for (key, doc) in e.extra {
+            data_props.insert((*key).into(), json!({"type": "integer", "description": doc}));
+            data_required.push(json!(key));
+        }
+        let schema = json!({
+            "type": "object",
+            "description": format!("`{}`: {}", e.name, e.doc),
+            "required": ["id", "object", "type", "created_at", "livemode", "api_version", "data", "related_object_id"],
+            "properties": {
+                "id": {"type": "string", "format": "uuid"},
+                "object": {"const": "event"},
+                "type": {"const": e.name},
+                "created_at": {"type": "string", "format": "date-time", "description": "When it happened (RFC 3339, UTC)."},
+                "livemode": {"type": "boolean"},
+                "api_version": {"type": "string", "description": "The API version `data.object` is rendered in."},
+                "related_object_id": {"type": "string", "format": "uuid", "description": "The id of `data.object`."},
+                "property_id": {"type": ["string", "null"], "format": "uuid", "description": "The property the event concerns, if any."},
+                "data": {"type": "object", "required": data_required, "properties": data_props},
+            },
+        });
+        if let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Json::as_object_mut) {
+            schemas.insert(name.clone(), schema);
+        }
+        hooks.insert(
+            e.name.into(),
+            json!({"post": {
+                "operationId": format!("event_{}", e.name.replace('.', "_")),
+                "summary": e.name,
+                "description": format!("{} Delivered to webhook endpoints subscribed to `{}` (or `*`); listed at `GET /v1/events`.", e.doc, e.name),
+                "tags": ["events"],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{name}")}}}},
+                "responses": {"2XX": {"description": "Any 2xx status acknowledges the delivery; anything else is retried."}},
+            }}),
+        );
+    }
+    doc["webhooks"] = Json::Object(hooks);
 }
 
 fn api_description() -> String {
@@ -1385,6 +1449,24 @@ mod tests {
         }
         assert_eq!(d["paths"]["/v1/openapi.json"]["get"]["security"], json!([]));
         walk_refs(&d, &d);
+    }
+
+    /// Every event type has a webhook whose payload schema names its type and resource.
+    #[test]
+    fn webhooks_describe_the_23_events() {
+        let d = doc();
+        let hooks = d["webhooks"].as_object().unwrap();
+        assert_eq!(hooks.len(), 23);
+        for e in EVENT_TYPES {
+            let r = hooks[e.name]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"].as_str().unwrap();
+            let reference = json!({ "$ref": r });
+            let schema = resolve(&d, &reference);
+            assert_eq!(schema["properties"]["type"]["const"], json!(e.name));
+            let object = schema["properties"]["data"]["properties"]["object"]["$ref"].as_str().unwrap();
+            let c = crate::domain::collections::collection(e.collection).unwrap();
+            assert_eq!(object, format!("#/components/schemas/{}", pascal(c.object)));
+        }
+        assert_eq!(event_schema_name("application.status_changed"), "ApplicationStatusChangedEvent");
     }
 
     /// A query value the parameter's schema allows.
