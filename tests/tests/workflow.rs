@@ -14,34 +14,6 @@ fn params(action: &gable::domain::workflow::Action) -> Option<Value> {
     }
 }
 
-async fn every_machine_allows_and_refuses_as_declared(app: &TestApp) {
-    let t = app.tenant("A").await;
-    let w = world::build(app, t.id, &t.test_key).await;
-    // The world's payment is refunded, which blocks its reversal: use a fresh one.
-    let fresh_payment = app.create(&t.test_key, "payments", json!({ "amount": 10, "currency": "USD" })).await["id"].as_str().unwrap().to_string();
-    for m in MACHINES {
-        let id = if m.collection == "payments" { fresh_payment.as_str() } else { w.id(m.collection) };
-        let path = |a: &str| format!("/v1/{}/{id}/{a}", m.collection);
-        let rec = app.call(&t.test_key, "GET", &format!("/v1/{}/{id}", m.collection), None).await;
-        let initial = rec.body["data"]["status"].as_str().unwrap().to_string();
-        let allowed = m.allowed(&initial);
-        if let Some(refused) = m.actions.iter().find(|a| !a.from.contains(&initial.as_str())) {
-            let r = app.call(&t.test_key, "POST", &path(refused.name), params(refused)).await;
-            r.assert_error(409, "invalid_state_transition");
-            assert_eq!(r.body["error"]["details"]["current_status"], json!(initial), "{}", m.collection);
-            assert_eq!(r.body["error"]["details"]["allowed_actions"], json!(allowed), "{}", m.collection);
-        }
-        let go = m.actions.iter().find(|a| a.from.contains(&initial.as_str())).expect("some action leaves the initial state");
-        let r = app.call(&t.test_key, "POST", &path(go.name), params(go)).await;
-        assert_eq!(r.status, 200, "{}.{}: {}", m.collection, go.name, r.text);
-        assert_eq!(r.body["data"]["status"], json!(go.to));
-        if let Some(stamp) = go.stamp {
-            assert!(r.body["data"][stamp].is_string(), "{}.{} sets {stamp}", m.collection, go.name);
-        }
-    }
-}
-both!(every_machine_allows_and_refuses_as_declared);
-
 async fn actions_are_checked_like_writes(app: &TestApp) {
     let t = app.tenant("A").await;
     let w = world::build(app, t.id, &t.test_key).await;
@@ -105,3 +77,98 @@ async fn a_work_order_runs_its_course(app: &TestApp) {
     assert!(r.body["data"]["completed_at"].is_string());
 }
 both!(a_work_order_runs_its_course);
+
+/// A fresh record of a machine's collection in its initial state, with what its actions
+/// need from other records (a sent lease for a signature, a succeeded payment for a refund).
+async fn fresh(app: &TestApp, key: &str, w: &world::World, collection: &str) -> String {
+    let id = |c: &str| w.id(c).to_string();
+    let body = match collection {
+        "listings" => json!({ "unit_id": id("units"), "title": "T", "rent": 10, "currency": "USD" }),
+        "leads" => json!({ "listing_id": id("listings"), "name": "L" }),
+        "viewings" => json!({ "listing_id": id("listings"), "starts_at": "2027-01-01T10:00:00Z" }),
+        "applications" => json!({ "listing_id": id("listings"), "applicants": [{ "name": "A" }] }),
+        "screening" => json!({ "application_id": id("applications") }),
+        "leases" => json!({ "unit_id": id("units"), "start_date": "2027-01-01", "rent": 10, "currency": "USD" }),
+        "signatures" => {
+            let lease = app.create(key, "leases", json!({ "unit_id": id("units"), "start_date": "2027-01-01", "rent": 10, "currency": "USD" })).await;
+            let lease = lease["id"].as_str().unwrap();
+            assert_eq!(app.call(key, "POST", &format!("/v1/leases/{lease}/send"), None).await.status, 200);
+            json!({ "lease_id": lease, "signer_name": "S", "signer_email": "s@example.com" })
+        }
+        "tenancies" => json!({ "lease_id": id("leases"), "unit_id": id("units") }),
+        "bookings" => json!({ "unit_id": id("units"), "check_in": "2027-02-01", "check_out": "2027-02-03" }),
+        "guests" => json!({ "name": "G" }),
+        "charges" => json!({ "lease_id": id("leases"), "kind": "fee", "amount": 1, "currency": "USD", "due_date": "2027-01-01" }),
+        "invoices" => json!({ "lease_id": id("leases"), "amount_due": 1, "currency": "USD", "due_date": "2027-01-01" }),
+        "payments" => json!({ "amount": 1, "currency": "USD" }),
+        "refunds" => {
+            let payment = app.create(key, "payments", json!({ "amount": 1, "currency": "USD" })).await;
+            let payment = payment["id"].as_str().unwrap();
+            assert_eq!(app.call(key, "POST", &format!("/v1/payments/{payment}/succeed"), None).await.status, 200);
+            json!({ "payment_id": payment, "amount": 1, "currency": "USD" })
+        }
+        "workorders" => json!({ "property_id": id("properties"), "title": "W" }),
+        "inspections" => json!({ "unit_id": id("units"), "kind": "routine" }),
+        "purchase-orders" => json!({ "vendor_id": id("vendors"), "lines": [{ "description": "x", "quantity": 1, "unit_amount": 1 }], "currency": "USD" }),
+        "tasks" => json!({ "title": "T" }),
+        other => panic!("no fresh {other}"),
+    };
+    app.create(key, collection, body).await["id"].as_str().unwrap().to_string()
+}
+
+/// Every action of every machine, from every state reachable by actions: allowed where
+/// declared (reaching its target state), refused everywhere else with the current state
+/// and the allowed actions, changing nothing.
+async fn every_transition_from_every_state(app: &TestApp) {
+    let t = app.tenant("A").await;
+    let key = t.test_key.as_str();
+    let w = &world::build(app, t.id, key).await;
+    for m in MACHINES {
+        let post = |id: String, a: &'static gable::domain::workflow::Action| async move {
+            app.call(key, "POST", &format!("/v1/{}/{id}/{}", m.collection, a.name), params(a)).await
+        };
+        // A record in a state: a fresh one, moved along the path that reaches the state.
+        let reach = |path: Vec<&'static gable::domain::workflow::Action>| async move {
+            let id = fresh(app, key, w, m.collection).await;
+            for a in path {
+                let r = post(id.clone(), a).await;
+                assert_eq!(r.status, 200, "{}.{}: {}", m.collection, a.name, r.text);
+            }
+            id
+        };
+        let first = fresh(app, key, w, m.collection).await;
+        let initial = app.call(key, "GET", &format!("/v1/{}/{first}", m.collection), None).await.body["data"]["status"].as_str().unwrap().to_string();
+        // Breadth-first over the states the actions reach.
+        let mut paths: Vec<(String, Vec<&'static gable::domain::workflow::Action>)> = vec![(initial, vec![])];
+        let mut i = 0;
+        while i < paths.len() {
+            let (state, path) = paths[i].clone();
+            i += 1;
+            let allowed = m.allowed(&state);
+            let id = reach(path.clone()).await;
+            for a in m.actions.iter().filter(|a| !a.from.contains(&state.as_str())) {
+                let r = post(id.clone(), a).await;
+                r.assert_error(409, "invalid_state_transition");
+                assert_eq!(r.body["error"]["details"]["current_status"], json!(state), "{}.{}", m.collection, a.name);
+                assert_eq!(r.body["error"]["details"]["allowed_actions"], json!(allowed), "{}.{} from {state}", m.collection, a.name);
+            }
+            let now = app.call(key, "GET", &format!("/v1/{}/{id}", m.collection), None).await;
+            assert_eq!(now.body["data"]["status"], json!(state), "{}: refused actions changed nothing", m.collection);
+            for a in m.actions.iter().filter(|a| a.from.contains(&state.as_str())) {
+                let id = reach(path.clone()).await;
+                let r = post(id, a).await;
+                assert_eq!(r.status, 200, "{}.{} from {state}: {}", m.collection, a.name, r.text);
+                assert_eq!(r.body["data"]["status"], json!(a.to), "{}.{} from {state}", m.collection, a.name);
+                if let Some(stamp) = a.stamp {
+                    assert!(r.body["data"][stamp].is_string(), "{}.{} sets {stamp}", m.collection, a.name);
+                }
+                if !paths.iter().any(|(s, _)| s == a.to) {
+                    let mut next = path.clone();
+                    next.push(a);
+                    paths.push((a.to.to_string(), next));
+                }
+            }
+        }
+    }
+}
+both!(every_transition_from_every_state);
