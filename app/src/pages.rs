@@ -294,7 +294,7 @@ fn AccountHeader(
     view! {
         <h1 id="service-account-name">{sa.name.clone()}</h1>
         <p><span class=format!("badge {}", sa.status)>{sa.status.clone()}</span>
-            {(!active).then(|| " Its keys are refused until you enable it again.")}</p>
+            {(!active).then_some(" Its keys are refused until you enable it again.")}</p>
         {can_manage.then(move || view! {
             <div class="card form-grid">
                 <ActionForm action=rename attr:class="row-form">

@@ -79,7 +79,7 @@ pub async fn seed(store: &Store, tenant: Uuid, livemode: bool, size: u64, random
         let mut current_property: Option<(Uuid, [Uuid; 2])> = None;
         for i in 0..n {
             let global = done + i;
-            if global % 40 == 0 || current_property.is_none() {
+            if global.is_multiple_of(40) || current_property.is_none() {
                 let (city, region, country) = CITIES[rng.gen_range(0..CITIES.len())];
                 let pid = Uuid::now_v7();
                 let address = json!({"line1": format!("{} {} St", rng.gen_range(1..2000), STREETS[rng.gen_range(0..STREETS.len())]), "city": city, "region": region, "postal_code": format!("{:05}", rng.gen_range(10000..99999)), "country": country});
@@ -134,7 +134,7 @@ pub async fn seed(store: &Store, tenant: Uuid, livemode: bool, size: u64, random
                     ("rent", Val::Money(rent_minor)), ("currency", s("USD")), ("available_on", Val::Date(today + Duration::days(14))), ("status", s("published")),
                 ])});
             }
-            if global % 10 == 0 {
+            if global.is_multiple_of(10) {
                 b.workorders.push(NewRow { id: Uuid::now_v7(), created_at: now - Duration::days(rng.gen_range(0..60)), values: HashMap::from([
                     ("property_id", Val::Uuid(pid)), ("unit_id", Val::Uuid(uid)), ("title", s(["Leaking tap", "No hot water", "Broken window latch", "Heating not working"][rng.gen_range(0..4)])),
                     ("category", s("plumbing")), ("priority", s(["low", "normal", "high"][rng.gen_range(0..3)])),

@@ -23,7 +23,7 @@ async fn actions_are_checked_like_writes(app: &TestApp) {
     app.call(&t.test_key, "POST", &format!("/v1/leases/{lease}/fly"), None).await.assert_error(404, "not_found");
     app.call(&t.test_key, "POST", &format!("/v1/units/{}/send", w.id("units")), None).await.assert_error(404, "not_found");
     app.call(&t.test_key, "GET", &send, None).await.assert_error(405, "method_not_allowed");
-    app.call(&t.test_key, "POST", &format!("/v1/leases/not-a-uuid/send"), None).await.assert_error(400, "invalid_parameter");
+    app.call(&t.test_key, "POST", "/v1/leases/not-a-uuid/send", None).await.assert_error(400, "invalid_parameter");
     // Scopes, tenants and bodies.
     let reader = app.key(t.id, false, &["leases:read"], None).await;
     app.call(&reader, "POST", &send, None).await.assert_error(403, "insufficient_scope");

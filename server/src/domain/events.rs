@@ -2,7 +2,7 @@
 //! `data.object` is, and the one operation that emits it. `emitted_by_create` and
 //! `emitted_by_action` are the only places that decide which operation emits what.
 
-use serde_json::{json, Map, Value as Json};
+use serde_json::{Map, Value as Json};
 
 /// What causes an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,15 +143,11 @@ pub fn previous_attributes(before: &Json, after: &Json) -> Map<String, Json> {
         .collect()
 }
 
-/// The sample `data` of an event of the type, for documentation.
-pub fn sample_extra(t: &EventType) -> Vec<(&'static str, Json)> {
-    t.extra.iter().map(|(k, _)| (*k, json!(30))).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::collections::collection;
+    use serde_json::json;
     use crate::domain::workflow::machine;
 
     #[test]

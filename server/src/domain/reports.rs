@@ -84,7 +84,6 @@ fn occupying(t: &Record, on: NaiveDate) -> bool {
     matches!(status(t), "current" | "moved_out")
         && date(t, "move_in_date").is_none_or(|d| d <= on)
         && date(t, "move_out_date").is_none_or(|d| d > on)
-        && !(status(t) == "moved_out" && date(t, "move_out_date").is_none())
 }
 
 /// Was the booking's guest in the unit on the night of the day?
@@ -200,7 +199,7 @@ pub fn delinquency(on: NaiveDate, invoices: &[Record]) -> Json {
             "amount_paid": money_json(money(i, "amount_paid"), Some(&cur)), "outstanding": money_json(outstanding, Some(&cur)),
         })));
     }
-    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.0));
     let totals: Vec<Json> = totals
         .iter()
         .map(|(c, t)| {

@@ -121,7 +121,7 @@ pub fn document(public_url: &str) -> Json {
 
 /// `lease.signed` → `LeaseSignedEvent`.
 fn event_schema_name(kind: &str) -> String {
-    let words: String = kind.split(['.', '_']).map(|w| pascal(w)).collect();
+    let words: String = kind.split(['.', '_']).map(pascal).collect();
     format!("{words}Event")
 }
 
