@@ -44,7 +44,8 @@ pub struct ServeArgs {
     /// Where the console's built assets are (cargo-leptos writes them to target/site).
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: String,
-    /// Seconds between scheduler rounds (rent due, leases and documents expiring).
+    /// Seconds between scheduler rounds (rent due, leases and documents expiring); 0 runs
+    /// no scheduler in this process (another process of the deployment runs it).
     #[arg(long, env = "GABLE_SCHEDULER_INTERVAL", default_value_t = 60)]
     pub scheduler_interval_secs: u64,
 }

@@ -24,7 +24,7 @@ pub struct Application {
     pub live_addr: SocketAddr,
     pub test_addr: SocketAddr,
     pub state: Arc<AppState>,
-    scheduler_interval: std::time::Duration,
+    scheduler_interval: Option<std::time::Duration>,
     live_router: axum::Router,
     test_router: axum::Router,
 }
@@ -66,7 +66,7 @@ impl Application {
         let state = Arc::new(AppState { store, ops, cursors, settings });
         let live_router = http::router(ApiState { app: state.clone(), livemode: true }, Some((leptos, console, console_config)));
         let test_router = http::router(ApiState { app: state.clone(), livemode: false }, None);
-        let scheduler_interval = std::time::Duration::from_secs(args.scheduler_interval_secs.max(1));
+        let scheduler_interval = (args.scheduler_interval_secs > 0).then(|| std::time::Duration::from_secs(args.scheduler_interval_secs));
         Ok(Application { live, test, live_addr, test_addr, state, scheduler_interval, live_router, test_router })
     }
 

@@ -224,8 +224,8 @@ impl TestApp {
             public_url,
             sandbox_public_url: None,
             site_root: "target/site".into(),
-            // Tests run the scheduler themselves (`run_jobs`) after moving the clock.
-            scheduler_interval_secs: 3600,
+            // No scheduler loop: tests run rounds themselves (`run_jobs`) after moving the clock.
+            scheduler_interval_secs: 0,
         };
         let app = Application::build_with_clock(store.clone(), &args, clock.clone()).await.expect("build application");
         let state = app.state.clone();

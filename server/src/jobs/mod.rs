@@ -32,14 +32,15 @@ pub async fn run_once(app: &AppState) -> Result<Round> {
     Ok(Round { events_fired, events_purged, reports_completed })
 }
 
-/// Runs the scheduler every `interval` and the report worker whenever a report is
-/// queued here (or every few seconds, for reports queued by other processes), until
-/// `stop` turns true.
-pub async fn run(app: Arc<AppState>, interval: Duration, stop: watch::Receiver<bool>) {
+/// Runs the scheduler every `interval` (never when it is `None`) and the report worker
+/// whenever a report is queued here (or every few seconds, for reports queued by other
+/// processes), until `stop` turns true.
+pub async fn run(app: Arc<AppState>, interval: Option<Duration>, stop: watch::Receiver<bool>) {
     let scheduler = {
         let app = app.clone();
         let mut stop = stop.clone();
         async move {
+            let Some(interval) = interval else { return };
             loop {
                 let now = app.ops.clock().now();
                 if let Err(e) = scheduler::tick(&app.store, now).await {

@@ -6,8 +6,10 @@
 //!
 //! Windows: a rent charge fires from its due date up to 7 days later (a scheduler that
 //! was stopped catches up that far); the 60-day lease notice fires while the lease
-//! ends in 31–60 days, the 30-day one while it ends within 30 days; a document fires
-//! while it expires within 30 days. Dates are UTC calendar dates.
+//! ends in 31–60 days, the 30-day one while it ends in 1–30 days; a document fires
+//! while it expires within 30 days. Dates are UTC calendar dates. Every window is
+//! shorter than the 30 days events are kept: the event row that marks an occurrence as
+//! fired is never purged while the occurrence could fire again.
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use sea_query::{Alias, Expr, Query, SimpleExpr};
@@ -83,12 +85,14 @@ impl Rule {
                 col("kind").eq("rent"),
                 col("status").eq("posted"),
                 col("due_date").lte(date(d, today)),
-                col("due_date").gt(date(d, today - Duration::days(RENT_CATCH_UP_DAYS))),
+                col("due_date").gte(date(d, today - Duration::days(RENT_CATCH_UP_DAYS))),
             ],
             "leases" => {
                 let n = self.days_before.unwrap_or(30);
-                // The 60-day notice stops where the 30-day one takes over.
-                let until = if n == 60 { today + Duration::days(30) } else { today - Duration::days(1) };
+                // The 60-day notice stops where the 30-day one takes over; the 30-day one
+                // stops the day before the end. Each window is shorter than the 30 days
+                // events are kept, so the event that marks an occurrence as fired outlives it.
+                let until = if n == 60 { today + Duration::days(30) } else { today };
                 vec![col("status").eq("active"), col("end_date").lte(date(d, today + Duration::days(n))), col("end_date").gt(date(d, until))]
             }
             _ => vec![col("expires_at").gt(d.ts(now)), col("expires_at").lte(d.ts(now + Duration::days(30)))],

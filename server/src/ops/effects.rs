@@ -155,6 +155,14 @@ pub(super) async fn prepare(w: &mut Work, c: &'static Collection, a: &Action, cu
                 return Err(blocked(c, a, current, why));
             }
         }
+        ("invoices", "void") => {
+            let system = w.system.clone();
+            let payments = records::find(&mut w.tx, &system, col("payments"), &[("invoice_id", Val::Uuid(current.id))]).await?;
+            if let Some(p) = payments.iter().find(|p| matches!(status(p), "pending" | "succeeded")) {
+                let why = format!("the invoice has a {} payment ({}); fail or reverse it before voiding the invoice", status(p), p.id);
+                return Err(blocked(c, a, current, why));
+            }
+        }
         ("payments", "reverse") => {
             let system = w.system.clone();
             let refunds = records::find(&mut w.tx, &system, col("refunds"), &[("payment_id", Val::Uuid(current.id))]).await?;
