@@ -11,6 +11,9 @@ ALTER TABLE charges ADD COLUMN status TEXT COLLATE "C" NOT NULL DEFAULT 'posted'
 ALTER TABLE charges ADD COLUMN voided_at TIMESTAMPTZ;
 CREATE INDEX charges_status ON charges (tenant_id, livemode, status, id);
 
+-- When a lease was ended or terminated (the rent roll's "in force").
+ALTER TABLE leases ADD COLUMN ended_at TIMESTAMPTZ;
+
 ALTER TABLE payments ADD COLUMN succeeded_at TIMESTAMPTZ;
 ALTER TABLE payments ADD COLUMN reversed_at TIMESTAMPTZ;
 ALTER TABLE refunds ADD COLUMN succeeded_at TIMESTAMPTZ;

@@ -9,6 +9,9 @@ ALTER TABLE charges ADD COLUMN status TEXT NOT NULL DEFAULT 'posted';
 ALTER TABLE charges ADD COLUMN voided_at TEXT;
 CREATE INDEX charges_status ON charges (tenant_id, livemode, status, id);
 
+-- When a lease was ended or terminated (the rent roll's "in force").
+ALTER TABLE leases ADD COLUMN ended_at TEXT;
+
 ALTER TABLE payments ADD COLUMN succeeded_at TEXT;
 ALTER TABLE payments ADD COLUMN reversed_at TEXT;
 ALTER TABLE refunds ADD COLUMN succeeded_at TEXT;

@@ -155,6 +155,19 @@ async fn drop_stale(admin: &mut PgConnection) {
 }
 
 impl TestApp {
+    /// A server and the runtime it runs on, for synchronous tests (property tests drive
+    /// async cases with `rt.block_on`). `None` when PostgreSQL is unreachable and not required.
+    pub fn with_runtime(backend: Backend) -> Option<(tokio::runtime::Runtime, TestApp)> {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+        let app = rt.block_on(async {
+            match backend {
+                Backend::Sqlite => Some(TestApp::spawn(Backend::Sqlite).await),
+                Backend::Postgres => TestApp::spawn_postgres().await,
+            }
+        })?;
+        Some((rt, app))
+    }
+
     /// A SQLite-backed server whose production address is `public_url` (e.g. https).
     pub async fn spawn_with_public_url(public_url: &str) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");

@@ -132,13 +132,19 @@ async fn fields_are_typed_and_money_is_exact(app: &TestApp) {
     assert_eq!(lease["status"], json!("draft"));
     assert_eq!(lease["rent_due_day"], json!(1));
     assert_eq!(lease["property_id"], json!(w.id("properties")));
-    // Zero-decimal and three-decimal currencies.
-    let jpy = app.create(&t.test_key, "charges", json!({ "lease_id": lease["id"], "kind": "fee", "amount": 5000, "currency": "JPY", "due_date": "2027-03-01" })).await;
+    // Zero-decimal and three-decimal currencies (a charge is in its lease's currency).
+    let in_currency = |cur: &str| json!({ "unit_id": unit, "start_date": "2027-03-01", "rent": 1000, "currency": cur });
+    let yen_lease = app.create(&t.test_key, "leases", in_currency("JPY")).await;
+    let dinar_lease = app.create(&t.test_key, "leases", in_currency("KWD")).await;
+    let jpy = app.create(&t.test_key, "charges", json!({ "lease_id": yen_lease["id"], "kind": "fee", "amount": 5000, "currency": "JPY", "due_date": "2027-03-01" })).await;
     assert_eq!(jpy["amount"], json!(5000));
-    let r = app.call(&t.test_key, "POST", "/v1/charges", Some(json!({ "lease_id": lease["id"], "kind": "fee", "amount": 50.5, "currency": "JPY", "due_date": "2027-03-01" }))).await;
+    let r = app.call(&t.test_key, "POST", "/v1/charges", Some(json!({ "lease_id": yen_lease["id"], "kind": "fee", "amount": 50.5, "currency": "JPY", "due_date": "2027-03-01" }))).await;
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "amount");
-    let kwd = app.create(&t.test_key, "charges", json!({ "lease_id": lease["id"], "kind": "fee", "amount": "1.005", "currency": "KWD", "due_date": "2027-03-01" })).await;
+    let r = app.call(&t.test_key, "POST", "/v1/charges", Some(json!({ "lease_id": lease["id"], "kind": "fee", "amount": 5000, "currency": "JPY", "due_date": "2027-03-01" }))).await;
+    r.assert_error(400, "validation_failed");
+    assert_eq!(r.param(), "currency", "a charge is in its lease's currency");
+    let kwd = app.create(&t.test_key, "charges", json!({ "lease_id": dinar_lease["id"], "kind": "fee", "amount": "1.005", "currency": "KWD", "due_date": "2027-03-01" })).await;
     assert_eq!(kwd["amount"], json!(1.005));
     // Metadata merges; an empty value removes a key.
     let id = lease["id"].as_str().unwrap();

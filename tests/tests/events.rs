@@ -3,6 +3,8 @@
 //! fields; the couplings that emit them; the event list; the scheduled events under a
 //! moved clock, once across processes; and the 30 days they are kept.
 
+#![allow(clippy::too_many_arguments)] // event checks name every part of the contract they check
+
 use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};

@@ -80,14 +80,7 @@ async fn check(app: &TestApp, case: Case) -> Result<(), TestCaseError> {
 }
 
 fn run(backend: Backend) {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let app = rt.block_on(async {
-        match backend {
-            Backend::Sqlite => Some(TestApp::spawn(Backend::Sqlite).await),
-            Backend::Postgres => TestApp::spawn_postgres().await,
-        }
-    });
-    let Some(app) = app else { return };
+    let Some((rt, app)) = TestApp::with_runtime(backend) else { return };
     let mut runner = TestRunner::new(Config { cases: 32, failure_persistence: None, ..Config::default() });
     runner.run(&cases(), |case| rt.block_on(check(&app, case))).unwrap();
     rt.block_on(app.stop());

@@ -123,11 +123,17 @@ pub fn occupancy(on: NaiveDate, units: &[Record], tenancies: &[Record], bookings
 /// Every unit with the lease in force on the day, its rent and its balance (charges
 /// posted up to the day, less payments that succeeded against the lease's invoices).
 pub fn rent_roll(on: NaiveDate, units: &[Record], leases: &[Record], charges: &[Record], invoices: &[Record], payments: &[Record]) -> Json {
+    // Active on the day: started by then, and not yet ended or terminated by then.
     let in_force = |l: &&Record| {
+        let ended = match l.get("ended_at") {
+            Val::DateTime(t) => Some(t.date_naive()),
+            _ => date(l, "end_date"),
+        };
         matches!(status(l), "active" | "ended" | "terminated")
             && date(l, "start_date").is_some_and(|d| d <= on)
-            && (status(l) == "active" || date(l, "end_date").is_some_and(|d| d >= on))
+            && (status(l) == "active" || ended.is_some_and(|d| d > on))
     };
+    let by = |r: &Record, f: &str| matches!(r.get(f), Val::DateTime(t) if t.date_naive() <= on);
     let lease_of: HashMap<Uuid, &Record> = leases.iter().filter(in_force).filter_map(|l| Some((uuid(l, "unit_id")?, l))).collect();
     let invoice_lease: HashMap<Uuid, Uuid> = invoices.iter().filter_map(|i| Some((i.id, uuid(i, "lease_id")?))).collect();
     let mut balance: HashMap<Uuid, i64> = HashMap::new();
@@ -136,12 +142,13 @@ pub fn rent_roll(on: NaiveDate, units: &[Record], leases: &[Record], charges: &[
             *balance.entry(l).or_default() += money(c, "amount");
         }
     }
-    for p in payments.iter().filter(|p| status(p) == "succeeded") {
+    // Payments that had succeeded by the day and were not reversed by then.
+    for p in payments.iter().filter(|p| by(p, "succeeded_at") && !by(p, "reversed_at")) {
         if let Some(l) = uuid(p, "invoice_id").and_then(|i| invoice_lease.get(&i)) {
             *balance.entry(*l).or_default() -= money(p, "amount");
         }
     }
-    let mut totals: BTreeMap<String, (usize, usize, i64, i64)> = BTreeMap::new();
+    let mut totals: BTreeMap<String, (usize, i64, i64)> = BTreeMap::new();
     let mut rows = Vec::with_capacity(units.len());
     for u in units {
         let lease = lease_of.get(&u.id);
@@ -157,19 +164,19 @@ pub fn rent_roll(on: NaiveDate, units: &[Record], leases: &[Record], charges: &[
         if let Some(l) = lease {
             let bal = balance.get(&l.id).copied().unwrap_or(0);
             row["rent"] = money_json(money(l, "rent"), cur);
-            row["deposit"] = money_json(money(l, "deposit"), cur);
+            row["deposit"] = if l.get("deposit").is_null() { Json::Null } else { money_json(money(l, "deposit"), cur) };
             row["balance"] = money_json(bal, cur);
             let t = totals.entry(cur.unwrap_or_default().to_string()).or_default();
-            t.1 += 1;
-            t.2 += money(l, "rent");
-            t.3 += bal;
+            t.0 += 1;
+            t.1 += money(l, "rent");
+            t.2 += bal;
         }
         rows.push(row);
     }
-    let leased: usize = totals.values().map(|t| t.1).sum();
+    let leased: usize = totals.values().map(|t| t.0).sum();
     let totals: Vec<Json> = totals
         .iter()
-        .map(|(c, t)| json!({"currency": c, "leased_units": t.1, "rent": money_json(t.2, Some(c)), "balance": money_json(t.3, Some(c))}))
+        .map(|(c, t)| json!({"currency": c, "leased_units": t.0, "rent": money_json(t.1, Some(c)), "balance": money_json(t.2, Some(c))}))
         .collect();
     json!({"as_of": on.to_string(), "units": units.len(), "leased_units": leased, "vacant_units": units.len() - leased, "rows": rows, "totals": totals})
 }

@@ -93,8 +93,8 @@ pub static MACHINES: &[Machine] = &[
     Machine { collection: "leases", actions: &[
         act("send", &["draft"], "sent"),
         act("activate", &["signed"], "active"),
-        act("end", &["active"], "ended"),
-        act("terminate", &["active"], "terminated"),
+        stamped("end", &["active"], "ended", "ended_at"),
+        stamped("terminate", &["active"], "terminated", "ended_at"),
         act("cancel", &["draft", "sent"], "cancelled"),
     ]},
     Machine { collection: "signatures", actions: &[

@@ -61,6 +61,20 @@ async fn related(w: &mut Work, target: &'static Collection, id: Uuid) -> Result<
 /// Checks a new record against the records it depends on.
 pub(super) async fn before_create(w: &mut Work, c: &'static Collection, ch: &mut Changes) -> Result<()> {
     let get = |n: &str| ch.values.get(n).cloned().unwrap_or(Val::Null);
+    // Money that moves is never zero: a zero charge or payment would post an empty entry.
+    if matches!(c.name, "charges" | "payments" | "refunds") && get("amount") == Val::Money(0) {
+        return Err(Error::validation("amount", "must be greater than zero"));
+    }
+    // What is owed under a lease or booking is in its currency.
+    if matches!(c.name, "charges" | "invoices") {
+        for (param, parent) in [("lease_id", col("leases")), ("booking_id", col("bookings"))] {
+            let Some(parent_id) = get(param).as_uuid() else { continue };
+            let rec = referenced(w, param, parent, parent_id).await?;
+            if let Some(cur) = rec.currency().filter(|cur| get("currency").as_str() != Some(*cur)) {
+                return Err(Error::validation("currency", format!("must be the {}'s currency, {cur}", parent.object)));
+            }
+        }
+    }
     match c.name {
         "payments" => {
             let Some(invoice_id) = get("invoice_id").as_uuid() else { return Ok(()) };
@@ -91,6 +105,9 @@ pub(super) async fn before_create(w: &mut Work, c: &'static Collection, ch: &mut
             }
         }
         "accounting-entries" => {
+            if let Some(source) = get("source_type").as_str().filter(|s| postings::GABLE_SOURCES.contains(s)) {
+                return Err(Error::validation("source_type", format!("`{source}` is reserved for the entries Gable posts itself")));
+            }
             if let (Some(reverses), Val::Json(lines), Val::Str(currency)) = (get("reverses_id").as_uuid(), get("lines"), get("currency")) {
                 postings::check_manual_reversal(w, &lines, &currency, reverses).await?;
             }
@@ -102,6 +119,14 @@ pub(super) async fn before_create(w: &mut Work, c: &'static Collection, ch: &mut
             }
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// Checks a PATCH against the record's state: a bill's amount is fixed once it is issued.
+pub(super) fn check_update(c: &Collection, current: &Record, ch: &Changes) -> Result<()> {
+    if c.name == "invoices" && ch.values.contains_key("amount_due") && status(current) != "draft" {
+        return Err(Error::validation("amount_due", format!("can change only while the invoice is a draft; it is {}", status(current))));
     }
     Ok(())
 }

@@ -85,7 +85,12 @@ impl Operations {
     /// an update: state changes are actions, and money fields are fixed once posted.
     pub async fn update(&self, scope: &Scope, c: &'static Collection, id: Uuid, body: &Json) -> Result<Record> {
         let mut w = self.begin(scope).await?;
-        let (_, rec) = records::modify(&mut w.tx, &w.scope, c, id, w.now, |current| validate::update(c, body, current)).await?;
+        let (_, rec) = records::modify(&mut w.tx, &w.scope, c, id, w.now, |current| {
+            let ch = validate::update(c, body, current)?;
+            effects::check_update(c, current, &ch)?;
+            Ok(ch)
+        })
+        .await?;
         w.tx.commit().await?;
         Ok(rec)
     }

@@ -17,6 +17,10 @@ use crate::domain::value::Val;
 use crate::error::{Error, Result};
 use crate::store::records;
 
+/// The `source_type`s of the entries Gable posts itself. Manual entries may not use
+/// them, and these entries are corrected through their record's action, not by hand.
+pub(super) const GABLE_SOURCES: &[&str] = &["charge", "payment", "refund"];
+
 fn entries() -> &'static Collection {
     collection("accounting-entries").expect("accounting-entries is a collection")
 }
@@ -88,16 +92,16 @@ pub(super) async fn write_lines(w: &mut Work, entry: &Record) -> Result<()> {
 }
 
 /// The entry a record posted that has not been reversed yet, if any.
-async fn open_entry(w: &mut Work, source_id: Uuid) -> Result<Option<Record>> {
+async fn open_entry(w: &mut Work, source: (&'static str, Uuid)) -> Result<Option<Record>> {
     let system = w.system.clone();
-    let all = records::find(&mut w.tx, &system, entries(), &[("source_id", Val::Uuid(source_id))]).await?;
+    let all = records::find(&mut w.tx, &system, entries(), &[("source_type", Val::Str(source.0.into())), ("source_id", Val::Uuid(source.1))]).await?;
     let reversed: Vec<Uuid> = all.iter().filter_map(|e| e.get("reverses_id").as_uuid()).collect();
     Ok(all.into_iter().find(|e| e.get("reverses_id").is_null() && !reversed.contains(&e.id)))
 }
 
 /// Posts the reversing entry of what a record posted (a voided charge, a reversed payment).
 pub(super) async fn reverse_posting_of(w: &mut Work, source: (&'static str, Uuid), memo: String) -> Result<()> {
-    let Some(original) = open_entry(w, source.1).await? else {
+    let Some(original) = open_entry(w, source).await? else {
         return Err(Error::internal(anyhow::anyhow!("{} {} has no posting to reverse", source.0, source.1)));
     };
     let lines = ledger::reversal(&lines_of(&original)?);
@@ -114,10 +118,17 @@ pub(super) async fn reverse_posting_of(w: &mut Work, source: (&'static str, Uuid
     post(w, posting).await.map(|_| ())
 }
 
-/// A manual entry that reverses another must mirror it exactly, once.
+/// A manual entry that reverses another must mirror it exactly, once, and may reverse
+/// only manual entries: Gable's own postings are corrected by their record's action.
 pub(super) async fn check_manual_reversal(w: &mut Work, lines: &Json, currency: &str, reverses: Uuid) -> Result<()> {
     let system = w.system.clone();
-    let original = records::fetch(&mut w.tx, &system, entries(), reverses, true).await?;
+    let original = records::fetch(&mut w.tx, &system, entries(), reverses, true).await.map_err(|e| match e {
+        Error::NotFound { .. } => Error::NotFound { message: format!("reverses_id: no such accounting entry {reverses}"), param: Some("reverses_id".into()) },
+        e => e,
+    })?;
+    if let Some(source) = original.get("source_type").as_str().filter(|s| GABLE_SOURCES.contains(s)) {
+        return Err(Error::validation("reverses_id", format!("names an entry Gable posted for a {source}; it is corrected through the {source}'s actions (void, reverse), not by hand")));
+    }
     let already = records::find(&mut w.tx, &system, entries(), &[("reverses_id", Val::Uuid(reverses))]).await?;
     if !already.is_empty() {
         return Err(Error::Conflict(format!("accounting entry {reverses} is already reversed by {}", already[0].id)));

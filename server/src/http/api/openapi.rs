@@ -1622,6 +1622,11 @@ mod tests {
                 values.insert(names[0], crate::domain::value::Val::Uuid(uuid::Uuid::now_v7()));
             }
         }
+        // A stored record has its currency (create-only on some collections, so an
+        // update body cannot give it).
+        if c.field("currency").is_some_and(|f| f.required) {
+            values.insert("currency", crate::domain::value::Val::Str("USD".into()));
+        }
         Record { id: uuid::Uuid::now_v7(), livemode: false, created_at: Utc::now(), updated_at: Utc::now(), values, metadata: None }
     }
 
