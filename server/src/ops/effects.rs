@@ -10,7 +10,7 @@ use serde_json::{Map, Value as Json};
 use uuid::Uuid;
 
 use super::outbox::emit;
-use super::postings::{self, Posting};
+use super::postings;
 use super::{Work, SET_BY_CONVERT};
 use crate::domain::collections::collection;
 use crate::domain::events;
@@ -138,19 +138,9 @@ pub(super) async fn after_create(w: &mut Work, c: &'static Collection, rec: &Rec
     }
     match c.name {
         "charges" => {
-            let kind = rec.get("kind").as_str().unwrap_or("fee").to_string();
+            let kind = rec.get("kind").as_str().unwrap_or("fee");
             let Val::Date(due) = rec.get("due_date") else { return Err(Error::internal(anyhow::anyhow!("charge without due date"))) };
-            let currency = rec.currency().unwrap_or_default().to_string();
-            let posting = Posting {
-                lines: ledger::charge(&kind, money(rec, "amount")),
-                currency: &currency,
-                posted_on: *due,
-                memo: format!("{kind} charge"),
-                source: ("charge", rec.id),
-                property: rec.property_id(c),
-                reverses: None,
-            };
-            postings::post(w, posting).await?;
+            postings::post_for(w, c, rec, ledger::charge(kind, money(rec, "amount")), *due, &format!("{kind} charge")).await?;
         }
         // A balanced manual entry: its lines join the ledger's sums.
         "accounting-entries" => postings::write_lines(w, rec).await?,
@@ -248,23 +238,14 @@ pub(super) async fn follow(w: &mut Work, c: &'static Collection, a: &Action, bef
     for kind in events::emitted_by_action(c.name, a.name, status(before)) {
         emit(w, kind, c, after, Some(before), None).await?;
     }
-    let currency = after.currency().unwrap_or_default().to_string();
+    let today = w.now.date_naive();
     match (c.name, a.name) {
         ("signatures", "sign") => sign_lease_when_complete(w, after).await?,
         ("leases", "activate") => start_tenancy(w, after).await?,
         ("bookings", "check_in") => move_guest(w, after, "check_in").await?,
         ("bookings", "check_out") => move_guest(w, after, "check_out").await?,
         ("payments", "succeed") => {
-            let posting = Posting {
-                lines: ledger::payment(money(after, "amount")),
-                currency: &currency,
-                posted_on: w.now.date_naive(),
-                memo: "payment received".into(),
-                source: ("payment", after.id),
-                property: after.property_id(c),
-                reverses: None,
-            };
-            postings::post(w, posting).await?;
+            postings::post_for(w, c, after, ledger::payment(money(after, "amount")), today, "payment received").await?;
             settle_invoice(w, after, money(after, "amount")).await?;
         }
         ("payments", "reverse") => {
@@ -272,16 +253,7 @@ pub(super) async fn follow(w: &mut Work, c: &'static Collection, a: &Action, bef
             settle_invoice(w, after, -money(after, "amount")).await?;
         }
         ("refunds", "succeed") => {
-            let posting = Posting {
-                lines: ledger::refund(money(after, "amount")),
-                currency: &currency,
-                posted_on: w.now.date_naive(),
-                memo: "refund paid".into(),
-                source: ("refund", after.id),
-                property: after.property_id(c),
-                reverses: None,
-            };
-            postings::post(w, posting).await?;
+            postings::post_for(w, c, after, ledger::refund(money(after, "amount")), today, "refund paid").await?;
         }
         ("charges", "void") => postings::reverse_posting_of(w, ("charge", after.id), "charge voided".into()).await?,
         _ => {}

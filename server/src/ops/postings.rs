@@ -54,6 +54,23 @@ pub(super) async fn post(w: &mut Work, p: Posting<'_>) -> Result<Record> {
     Ok(entry)
 }
 
+/// Posts what a charge, payment or refund books: its lines, in its currency, for its
+/// property, naming it as the source.
+pub(super) async fn post_for(w: &mut Work, c: &Collection, rec: &Record, lines: Vec<Line>, posted_on: NaiveDate, memo: &str) -> Result<Record> {
+    let currency = rec.currency().unwrap_or_default().to_string();
+    let source_type = GABLE_SOURCES.iter().find(|s| **s == c.object).copied().expect("Gable posts for charges, payments and refunds");
+    let posting = Posting {
+        lines,
+        currency: &currency,
+        posted_on,
+        memo: memo.to_string(),
+        source: (source_type, rec.id),
+        property: rec.property_id(c),
+        reverses: None,
+    };
+    post(w, posting).await
+}
+
 /// The lines of an entry as stored.
 pub(super) fn lines_of(entry: &Record) -> Result<Vec<Line>> {
     let (Val::Json(lines), Some(currency)) = (entry.get("lines"), entry.currency()) else {
