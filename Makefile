@@ -2,6 +2,7 @@
 #   make run   [ARGS="..."]   build the release site and serve it
 #   make test                 everything CI runs (.ci/test)
 #   make bench                bench/run (when it exists)
+#   make bench-writes         bench/writes
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -11,13 +12,14 @@ SHELL := /bin/bash
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 ARGS ?=
 
-.PHONY: help install-tools install-runtime-tools build release run test ci bench lint-scripts
+.PHONY: help install-tools install-runtime-tools build release run test ci bench bench-writes lint-scripts
 
 help:
 	@echo "make run [ARGS=...]   install runtime tools, cargo leptos build --release, run target/release/gable serve ARGS"
 	@echo "make test             .ci/test: tools, PostgreSQL, cargo leptos build, nextest, OpenAPI validation"
 	@echo "make ci               .ci/run (what CI runs: make test with timing, PostgreSQL mandatory)"
 	@echo "make bench            bench/run (if present)"
+	@echo "make bench-writes     bench/writes: the write path (payments created and succeeded)"
 	@echo "make build / release  cargo leptos build (debug / --release)"
 	@echo "make install-tools    .ci/install-tools (full)"
 	@echo "make lint-scripts     bash -n + shellcheck on the .ci scripts"
@@ -65,3 +67,6 @@ lint-scripts:
 	for f in .ci/install-tools .ci/test .ci/run .ci/env; do bash -n "$$f"; done
 	if command -v shellcheck >/dev/null; then shellcheck -x .ci/install-tools .ci/test .ci/run .ci/env; \
 	else echo "shellcheck not installed (apt-get install shellcheck); bash -n passed"; fi
+
+bench-writes:
+	exec bash bench/writes
