@@ -75,6 +75,10 @@ impl Error {
     pub fn not_found(what: &str) -> Self {
         Error::NotFound { message: format!("no such {what}"), param: None }
     }
+    /// A field names a record that does not exist (or that the caller cannot see).
+    pub fn missing_reference(param: &str, object: &str, id: impl fmt::Display) -> Self {
+        Error::NotFound { message: format!("{param}: no such {object} {id}"), param: Some(param.to_string()) }
+    }
     pub fn internal(e: impl Into<anyhow::Error>) -> Self {
         Error::Internal(e.into())
     }

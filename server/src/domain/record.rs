@@ -35,6 +35,19 @@ impl Record {
         self.get("currency").as_str()
     }
 
+    /// The state of a record with a state machine (empty for others).
+    pub fn status(&self) -> &str {
+        self.get("status").as_str().unwrap_or_default()
+    }
+
+    /// A money field in minor units (0 when empty).
+    pub fn money(&self, field: &str) -> i64 {
+        match self.get(field) {
+            Val::Money(m) => *m,
+            _ => 0,
+        }
+    }
+
     /// The property the record belongs to (its own id for a property).
     pub fn property_id(&self, c: &Collection) -> Option<Uuid> {
         match c.property {

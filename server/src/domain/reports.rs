@@ -48,20 +48,11 @@ impl Parameters {
     }
 }
 
-fn money(r: &Record, f: &str) -> i64 {
-    match r.get(f) {
-        Val::Money(m) => *m,
-        _ => 0,
-    }
-}
 fn date(r: &Record, f: &str) -> Option<NaiveDate> {
     match r.get(f) {
         Val::Date(d) => Some(*d),
         _ => None,
     }
-}
-fn status(r: &Record) -> &str {
-    r.get("status").as_str().unwrap_or_default()
 }
 fn uuid(r: &Record, f: &str) -> Option<Uuid> {
     r.get(f).as_uuid()
@@ -81,14 +72,14 @@ fn rate(part: usize, whole: usize) -> Json {
 
 /// Was the tenancy in the unit on the day?
 fn occupying(t: &Record, on: NaiveDate) -> bool {
-    matches!(status(t), "current" | "moved_out")
+    matches!(t.status(), "current" | "moved_out")
         && date(t, "move_in_date").is_none_or(|d| d <= on)
         && date(t, "move_out_date").is_none_or(|d| d > on)
 }
 
 /// Was the booking's guest in the unit on the night of the day?
 fn staying(b: &Record, on: NaiveDate) -> bool {
-    matches!(status(b), "checked_in" | "checked_out") && date(b, "check_in").is_some_and(|d| d <= on) && date(b, "check_out").is_some_and(|d| d > on)
+    matches!(b.status(), "checked_in" | "checked_out") && date(b, "check_in").is_some_and(|d| d <= on) && date(b, "check_out").is_some_and(|d| d > on)
 }
 
 /// Units occupied on the day, by a tenancy or a short stay.
@@ -129,23 +120,23 @@ pub fn rent_roll(on: NaiveDate, units: &[Record], leases: &[Record], charges: &[
             Val::DateTime(t) => Some(t.date_naive()),
             _ => date(l, "end_date"),
         };
-        matches!(status(l), "active" | "ended" | "terminated")
+        matches!(l.status(), "active" | "ended" | "terminated")
             && date(l, "start_date").is_some_and(|d| d <= on)
-            && (status(l) == "active" || ended.is_some_and(|d| d > on))
+            && (l.status() == "active" || ended.is_some_and(|d| d > on))
     };
     let by = |r: &Record, f: &str| matches!(r.get(f), Val::DateTime(t) if t.date_naive() <= on);
     let lease_of: HashMap<Uuid, &Record> = leases.iter().filter(in_force).filter_map(|l| Some((uuid(l, "unit_id")?, l))).collect();
     let invoice_lease: HashMap<Uuid, Uuid> = invoices.iter().filter_map(|i| Some((i.id, uuid(i, "lease_id")?))).collect();
     let mut balance: HashMap<Uuid, i64> = HashMap::new();
-    for c in charges.iter().filter(|c| status(c) == "posted" && date(c, "due_date").is_some_and(|d| d <= on)) {
+    for c in charges.iter().filter(|c| c.status() == "posted" && date(c, "due_date").is_some_and(|d| d <= on)) {
         if let Some(l) = uuid(c, "lease_id") {
-            *balance.entry(l).or_default() += money(c, "amount");
+            *balance.entry(l).or_default() += c.money("amount");
         }
     }
     // Payments that had succeeded by the day and were not reversed by then.
     for p in payments.iter().filter(|p| by(p, "succeeded_at") && !by(p, "reversed_at")) {
         if let Some(l) = uuid(p, "invoice_id").and_then(|i| invoice_lease.get(&i)) {
-            *balance.entry(*l).or_default() -= money(p, "amount");
+            *balance.entry(*l).or_default() -= p.money("amount");
         }
     }
     let mut totals: BTreeMap<String, (usize, i64, i64)> = BTreeMap::new();
@@ -163,12 +154,12 @@ pub fn rent_roll(on: NaiveDate, units: &[Record], leases: &[Record], charges: &[
         });
         if let Some(l) = lease {
             let bal = balance.get(&l.id).copied().unwrap_or(0);
-            row["rent"] = money_json(money(l, "rent"), cur);
-            row["deposit"] = if l.get("deposit").is_null() { Json::Null } else { money_json(money(l, "deposit"), cur) };
+            row["rent"] = money_json(l.money("rent"), cur);
+            row["deposit"] = if l.get("deposit").is_null() { Json::Null } else { money_json(l.money("deposit"), cur) };
             row["balance"] = money_json(bal, cur);
             let t = totals.entry(cur.unwrap_or_default().to_string()).or_default();
             t.0 += 1;
-            t.1 += money(l, "rent");
+            t.1 += l.money("rent");
             t.2 += bal;
         }
         rows.push(row);
@@ -187,9 +178,9 @@ const BUCKETS: [(&str, i64, i64); 4] = [("1_30", 1, 30), ("31_60", 31, 60), ("61
 pub fn delinquency(on: NaiveDate, invoices: &[Record]) -> Json {
     let mut rows = vec![];
     let mut totals: BTreeMap<String, [i64; 5]> = BTreeMap::new();
-    for i in invoices.iter().filter(|i| status(i) == "open") {
+    for i in invoices.iter().filter(|i| i.status() == "open") {
         let Some(due) = date(i, "due_date").filter(|d| *d < on) else { continue };
-        let outstanding = money(i, "amount_due") - money(i, "amount_paid");
+        let outstanding = i.money("amount_due") - i.money("amount_paid");
         if outstanding <= 0 {
             continue;
         }
@@ -202,8 +193,8 @@ pub fn delinquency(on: NaiveDate, invoices: &[Record]) -> Json {
         rows.push((days, json!({
             "invoice_id": i.id, "lease_id": uuid(i, "lease_id"), "booking_id": uuid(i, "booking_id"),
             "property_id": uuid(i, "property_id"), "due_date": due.to_string(), "days_overdue": days, "bucket": BUCKETS[b].0,
-            "currency": cur, "amount_due": money_json(money(i, "amount_due"), Some(&cur)),
-            "amount_paid": money_json(money(i, "amount_paid"), Some(&cur)), "outstanding": money_json(outstanding, Some(&cur)),
+            "currency": cur, "amount_due": money_json(i.money("amount_due"), Some(&cur)),
+            "amount_paid": money_json(i.money("amount_paid"), Some(&cur)), "outstanding": money_json(outstanding, Some(&cur)),
         })));
     }
     rows.sort_by_key(|r| std::cmp::Reverse(r.0));

@@ -176,7 +176,7 @@ impl Machine {
 
     /// The changes an action makes to the current record, or why it may not.
     pub fn apply(&self, c: &Collection, a: &Action, current: &Record, body: &Map<String, Json>, now: DateTime<Utc>) -> Result<Changes> {
-        let status = current.get("status").as_str().unwrap_or_default().to_string();
+        let status = current.status().to_string();
         if !a.from.contains(&status.as_str()) {
             let allowed = self.allowed(&status);
             return Err(Error::InvalidStateTransition {

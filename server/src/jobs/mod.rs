@@ -24,12 +24,17 @@ pub struct Round {
 /// One round of everything, at the application clock's time (tests call this after
 /// moving the clock).
 pub async fn run_once(app: &AppState) -> Result<Round> {
-    let now = app.ops.clock().now();
-    let events_fired = scheduler::tick(&app.store, now).await?;
-    let events_purged = scheduler::purge_old_events(&app.store, now).await?;
+    let (events_fired, events_purged) = scheduler_round(app).await?;
     let clock = app.ops.clock().clone();
     let reports_completed = reports::run_queued(&app.store, move || clock.now()).await?;
     Ok(Round { events_fired, events_purged, reports_completed })
+}
+
+/// Fires the scheduled events due now, then drops events past their 30 days.
+async fn scheduler_round(app: &AppState) -> Result<(usize, u64)> {
+    let now = app.ops.clock().now();
+    let fired = scheduler::tick(&app.store, now).await?;
+    Ok((fired, scheduler::purge_old_events(&app.store, now).await?))
 }
 
 /// Runs the scheduler every `interval` (never when it is `None`) and the report worker
@@ -42,12 +47,8 @@ pub async fn run(app: Arc<AppState>, interval: Option<Duration>, stop: watch::Re
         async move {
             let Some(interval) = interval else { return };
             loop {
-                let now = app.ops.clock().now();
-                if let Err(e) = scheduler::tick(&app.store, now).await {
-                    tracing::error!(error = %e, "scheduler tick failed; retrying next tick");
-                }
-                if let Err(e) = scheduler::purge_old_events(&app.store, now).await {
-                    tracing::error!(error = %e, "event retention failed; retrying next tick");
+                if let Err(e) = scheduler_round(&app).await {
+                    tracing::error!(error = %e, "scheduler round failed; retrying next round");
                 }
                 tokio::select! {
                     _ = tokio::time::sleep(interval) => {}

@@ -29,18 +29,20 @@ fn reports_collection() -> &'static Collection {
 pub async fn run_queued(store: &Store, now: impl Fn() -> DateTime<Utc>) -> Result<usize> {
     let c = reports_collection();
     let mut done = 0;
+    // PostgreSQL claims a report by locking its row; SQLite (one process) only reads the
+    // queue, so an idle worker never takes the write lock.
+    let intent = if store.dialect() == Dialect::Postgres { Intent::Write } else { Intent::Read };
     loop {
-        let mut claim = store.begin_system(Intent::Write).await?;
+        let mut claim = store.begin_system(intent).await?;
         let queued = vec![Expr::col((Alias::new("r"), Alias::new("status"))).eq("queued")];
         let Some((tenant, report)) = records::scan(&mut claim, c, queued, 1, ScanLock::SkipLocked).await?.into_iter().next() else {
             claim.commit().await?;
             return Ok(done);
         };
         let scope = Scope { tenant, livemode: report.livemode, properties: None };
-        let mut tx = if claim.dialect() == Dialect::Postgres {
+        let held = if intent == Intent::Write {
             Some(claim)
         } else {
-            // SQLite: do not hold the write lock while computing.
             claim.commit().await?;
             None
         };
@@ -59,17 +61,17 @@ pub async fn run_queued(store: &Store, now: impl Fn() -> DateTime<Utc>) -> Resul
             }
         }
         ch.values.insert("completed_at", Val::DateTime(at));
-        let mut tx = match tx.take() {
+        let mut tx = match held {
             Some(t) => t,
             None => store.begin_system(Intent::Write).await?,
         };
         let (_, after) = records::modify(&mut tx, &scope, c, report.id, at, |current| {
             // Another worker may have finished it meanwhile (SQLite only).
-            Ok(if current.get("status").as_str() == Some("queued") { ch } else { Changes::default() })
+            Ok(if current.status() == "queued" { ch } else { Changes::default() })
         })
         .await?;
         tx.commit().await?;
-        if after.get("status").as_str() == Some("completed") {
+        if after.status() == "completed" {
             done += 1;
         }
     }

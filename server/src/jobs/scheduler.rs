@@ -118,9 +118,16 @@ pub async fn tick(store: &Store, now: DateTime<Utc>) -> Result<usize> {
     for rule in RULES {
         let c: &'static Collection = collection(rule.collection).expect("scheduled rules name real collections");
         loop {
+            // Found with a read (on SQLite, without the write lock); written in a write
+            // transaction only when there is something to fire.
+            let mut read = store.begin_system(Intent::Read).await?;
+            let due = rule.conditions(read.dialect(), now);
+            let batch = records::scan(&mut read, c, due, BATCH, ScanLock::None).await?;
+            read.commit().await?;
+            if batch.is_empty() {
+                break;
+            }
             let mut tx = store.begin_system(Intent::Write).await?;
-            let d = tx.dialect();
-            let batch = records::scan(&mut tx, c, rule.conditions(d, now), BATCH, ScanLock::None).await?;
             for (tenant, rec) in &batch {
                 let extra: Vec<(&str, serde_json::Value)> = rule.days_before.map(|n| ("days_before", json!(n))).into_iter().collect();
                 let occurrence = rule.occurrence(rec);

@@ -28,17 +28,6 @@ fn col(name: &str) -> &'static Collection {
     collection(name).expect("couplings name real collections")
 }
 
-fn money(r: &Record, field: &str) -> i64 {
-    match r.get(field) {
-        Val::Money(m) => *m,
-        _ => 0,
-    }
-}
-
-fn status(r: &Record) -> &str {
-    r.get("status").as_str().unwrap_or_default()
-}
-
 fn changes(pairs: impl IntoIterator<Item = (&'static str, Val)>) -> Changes {
     Changes { values: pairs.into_iter().collect(), metadata: None }
 }
@@ -47,7 +36,7 @@ fn changes(pairs: impl IntoIterator<Item = (&'static str, Val)>) -> Changes {
 async fn referenced(w: &mut Work, param: &str, target: &'static Collection, id: Uuid) -> Result<Record> {
     let scope = w.scope.clone();
     records::fetch(&mut w.tx, &scope, target, id, true).await.map_err(|e| match e {
-        Error::NotFound { .. } => Error::NotFound { message: format!("{param}: no such {} {id}", target.object), param: Some(param.into()) },
+        Error::NotFound { .. } => Error::missing_reference(param, target.object, id),
         e => e,
     })
 }
@@ -79,8 +68,8 @@ pub(super) async fn before_create(w: &mut Work, c: &'static Collection, ch: &mut
         "payments" => {
             let Some(invoice_id) = get("invoice_id").as_uuid() else { return Ok(()) };
             let invoice = referenced(w, "invoice_id", col("invoices"), invoice_id).await?;
-            if status(&invoice) != "open" {
-                return Err(Error::validation("invoice_id", format!("the invoice is {}; only an open invoice takes payments", status(&invoice))));
+            if invoice.status() != "open" {
+                return Err(Error::validation("invoice_id", format!("the invoice is {}; only an open invoice takes payments", invoice.status())));
             }
             if invoice.currency() != get("currency").as_str() {
                 return Err(Error::validation("currency", format!("must be the invoice's currency, {}", invoice.currency().unwrap_or_default())));
@@ -89,8 +78,8 @@ pub(super) async fn before_create(w: &mut Work, c: &'static Collection, ch: &mut
         "refunds" => {
             let Some(payment_id) = get("payment_id").as_uuid() else { return Ok(()) };
             let payment = referenced(w, "payment_id", col("payments"), payment_id).await?;
-            if status(&payment) != "succeeded" {
-                return Err(Error::validation("payment_id", format!("the payment is {}; only a succeeded payment can be refunded", status(&payment))));
+            if payment.status() != "succeeded" {
+                return Err(Error::validation("payment_id", format!("the payment is {}; only a succeeded payment can be refunded", payment.status())));
             }
             let currency = payment.currency().unwrap_or_default().to_string();
             if get("currency").as_str() != Some(currency.as_str()) {
@@ -98,8 +87,8 @@ pub(super) async fn before_create(w: &mut Work, c: &'static Collection, ch: &mut
             }
             let system = w.system.clone();
             let earlier = records::find(&mut w.tx, &system, c, &[("payment_id", Val::Uuid(payment_id))]).await?;
-            let taken: i64 = earlier.iter().filter(|r| status(r) != "failed").map(|r| money(r, "amount")).sum();
-            let left = money(&payment, "amount") - taken;
+            let taken: i64 = earlier.iter().filter(|r| r.status() != "failed").map(|r| r.money("amount")).sum();
+            let left = payment.money("amount") - taken;
             if matches!(get("amount"), Val::Money(a) if a > left) {
                 return Err(Error::validation("amount", format!("is more than is left to refund on the payment ({})", money_json(left, Some(&currency)))));
             }
@@ -125,8 +114,8 @@ pub(super) async fn before_create(w: &mut Work, c: &'static Collection, ch: &mut
 
 /// Checks a PATCH against the record's state: a bill's amount is fixed once it is issued.
 pub(super) fn check_update(c: &Collection, current: &Record, ch: &Changes) -> Result<()> {
-    if c.name == "invoices" && ch.values.contains_key("amount_due") && status(current) != "draft" {
-        return Err(Error::validation("amount_due", format!("can change only while the invoice is a draft; it is {}", status(current))));
+    if c.name == "invoices" && ch.values.contains_key("amount_due") && current.status() != "draft" {
+        return Err(Error::validation("amount_due", format!("can change only while the invoice is a draft; it is {}", current.status())));
     }
     Ok(())
 }
@@ -140,10 +129,10 @@ pub(super) async fn after_create(w: &mut Work, c: &'static Collection, rec: &Rec
         "charges" => {
             let kind = rec.get("kind").as_str().unwrap_or("fee");
             let Val::Date(due) = rec.get("due_date") else { return Err(Error::internal(anyhow::anyhow!("charge without due date"))) };
-            postings::post_for(w, c, rec, ledger::charge(kind, money(rec, "amount")), *due, &format!("{kind} charge")).await?;
+            postings::post_for(w, c, rec, ledger::charge(kind, rec.money("amount")), *due, &format!("{kind} charge")).await?;
         }
         // A balanced manual entry: its lines join the ledger's sums.
-        "accounting-entries" => postings::write_lines(w, rec).await?,
+        "accounting-entries" => postings::write_lines(w, rec, &postings::lines_of(rec)?).await?,
         _ => {}
     }
     Ok(())
@@ -152,9 +141,9 @@ pub(super) async fn after_create(w: &mut Work, c: &'static Collection, rec: &Rec
 /// A refusal because of another record's state, in the shape of a state error.
 fn blocked(c: &Collection, a: &Action, current: &Record, why: String) -> Error {
     let allowed: Vec<String> = machine(c.name)
-        .map(|m| m.allowed(status(current)).into_iter().filter(|n| *n != a.name).map(String::from).collect())
+        .map(|m| m.allowed(current.status()).into_iter().filter(|n| *n != a.name).map(String::from).collect())
         .unwrap_or_default();
-    Error::InvalidStateTransition { message: why, current: status(current).to_string(), allowed }
+    Error::InvalidStateTransition { message: why, current: current.status().to_string(), allowed }
 }
 
 /// Before an action changes its record: the checks that need other records, the
@@ -165,23 +154,23 @@ pub(super) async fn prepare(w: &mut Work, c: &'static Collection, a: &Action, cu
             // Locks the lease: signatures of one lease are signed one after another.
             let lease_id = current.get("lease_id").as_uuid().unwrap_or_default();
             let lease = related(w, col("leases"), lease_id).await?;
-            if status(&lease) != "sent" {
-                let why = format!("the lease is {}; its signatures can be signed once it is sent", status(&lease));
+            if lease.status() != "sent" {
+                let why = format!("the lease is {}; its signatures can be signed once it is sent", lease.status());
                 return Err(blocked(c, a, current, why));
             }
         }
         ("invoices", "void") => {
             let system = w.system.clone();
             let payments = records::find(&mut w.tx, &system, col("payments"), &[("invoice_id", Val::Uuid(current.id))]).await?;
-            if let Some(p) = payments.iter().find(|p| matches!(status(p), "pending" | "succeeded")) {
-                let why = format!("the invoice has a {} payment ({}); fail or reverse it before voiding the invoice", status(p), p.id);
+            if let Some(p) = payments.iter().find(|p| matches!(p.status(), "pending" | "succeeded")) {
+                let why = format!("the invoice has a {} payment ({}); fail or reverse it before voiding the invoice", p.status(), p.id);
                 return Err(blocked(c, a, current, why));
             }
         }
         ("payments", "reverse") => {
             let system = w.system.clone();
             let refunds = records::find(&mut w.tx, &system, col("refunds"), &[("payment_id", Val::Uuid(current.id))]).await?;
-            if refunds.iter().any(|r| status(r) != "failed") {
+            if refunds.iter().any(|r| r.status() != "failed") {
                 return Err(blocked(c, a, current, "a payment with refunds cannot be reversed; its refunds already return money".into()));
             }
         }
@@ -233,11 +222,17 @@ async fn convert(w: &mut Work, app: &Record, body: &Map<String, Json>) -> Result
     records::insert(&mut w.tx, &scope, leases, ch, vec![], w.now).await
 }
 
+/// The events an action emits on its own record.
+async fn emit_action_events(w: &mut Work, c: &'static Collection, a: &Action, before: &Record, after: &Record, property: Option<Uuid>) -> Result<()> {
+    for kind in events::emitted_by_action(c.name, a.name, before.status()) {
+        emit(w, kind, c, after, Some(before), property).await?;
+    }
+    Ok(())
+}
+
 /// After an action changed its record: its own events, then what it causes elsewhere.
 pub(super) async fn follow(w: &mut Work, c: &'static Collection, a: &Action, before: &Record, after: &Record) -> Result<()> {
-    for kind in events::emitted_by_action(c.name, a.name, status(before)) {
-        emit(w, kind, c, after, Some(before), None).await?;
-    }
+    emit_action_events(w, c, a, before, after, None).await?;
     let today = w.now.date_naive();
     match (c.name, a.name) {
         ("signatures", "sign") => sign_lease_when_complete(w, after).await?,
@@ -245,34 +240,36 @@ pub(super) async fn follow(w: &mut Work, c: &'static Collection, a: &Action, bef
         ("bookings", "check_in") => move_guest(w, after, "check_in").await?,
         ("bookings", "check_out") => move_guest(w, after, "check_out").await?,
         ("payments", "succeed") => {
-            postings::post_for(w, c, after, ledger::payment(money(after, "amount")), today, "payment received").await?;
-            settle_invoice(w, after, money(after, "amount")).await?;
+            postings::post_for(w, c, after, ledger::payment(after.money("amount")), today, "payment received").await?;
+            settle_invoice(w, after, after.money("amount")).await?;
         }
         ("payments", "reverse") => {
-            postings::reverse_posting_of(w, ("payment", after.id), "payment reversed".into()).await?;
-            settle_invoice(w, after, -money(after, "amount")).await?;
+            postings::reverse_posting_of(w, c, after, "payment reversed").await?;
+            settle_invoice(w, after, -after.money("amount")).await?;
         }
         ("refunds", "succeed") => {
-            postings::post_for(w, c, after, ledger::refund(money(after, "amount")), today, "refund paid").await?;
+            postings::post_for(w, c, after, ledger::refund(after.money("amount")), today, "refund paid").await?;
         }
-        ("charges", "void") => postings::reverse_posting_of(w, ("charge", after.id), "charge voided".into()).await?,
+        ("charges", "void") => postings::reverse_posting_of(w, c, after, "charge voided").await?,
         _ => {}
     }
     Ok(())
 }
 
 /// A coupled record's own action, run as the coupling's consequence: the machine's
-/// rules, the fields the action fills in, and the events of that action.
-async fn step(w: &mut Work, c: &'static Collection, action: &str, current: &Record, property: Option<Uuid>) -> Result<Record> {
+/// rules (checked on the record as locked here), the fields the action fills in, and
+/// the events of that action.
+async fn step(w: &mut Work, c: &'static Collection, action: &str, id: Uuid, property: Option<Uuid>) -> Result<Record> {
     let m = machine(c.name).expect("coupled records have state machines");
     let a = m.action(action).expect("couplings name real actions");
-    let mut ch = m.apply(c, a, current, &Map::new(), w.now)?;
-    amend(c, a, current, &mut ch, w.now.date_naive());
-    let system = w.system.clone();
-    let (before, after) = records::modify(&mut w.tx, &system, c, current.id, w.now, |_| Ok(ch)).await?;
-    for kind in events::emitted_by_action(c.name, a.name, status(&before)) {
-        emit(w, kind, c, &after, Some(&before), property).await?;
-    }
+    let (now, system) = (w.now, w.system.clone());
+    let (before, after) = records::modify(&mut w.tx, &system, c, id, now, |current| {
+        let mut ch = m.apply(c, a, current, &Map::new(), now)?;
+        amend(c, a, current, &mut ch, now.date_naive());
+        Ok(ch)
+    })
+    .await?;
+    emit_action_events(w, c, a, &before, &after, property).await?;
     Ok(after)
 }
 
@@ -281,13 +278,11 @@ async fn sign_lease_when_complete(w: &mut Work, signature: &Record) -> Result<()
     let lease_id = signature.get("lease_id").as_uuid().unwrap_or_default();
     let system = w.system.clone();
     let all = records::find(&mut w.tx, &system, col("signatures"), &[("lease_id", Val::Uuid(lease_id))]).await?;
-    if !all.iter().all(|s| status(s) == "signed") {
+    if !all.iter().all(|s| s.status() == "signed") {
         return Ok(());
     }
+    // `prepare` checked that the lease is sent, and holds its lock.
     let leases = col("leases");
-    if status(&related(w, leases, lease_id).await?) != "sent" {
-        return Ok(());
-    }
     let (before, after) = records::modify(&mut w.tx, &system, leases, lease_id, w.now, |_| Ok(changes([("status", Val::Str("signed".into()))]))).await?;
     emit(w, "lease.signed", leases, &after, Some(&before), None).await
 }
@@ -297,11 +292,11 @@ async fn start_tenancy(w: &mut Work, lease: &Record) -> Result<()> {
     let tenancies = col("tenancies");
     let system = w.system.clone();
     let existing = records::find(&mut w.tx, &system, tenancies, &[("lease_id", Val::Uuid(lease.id))]).await?;
-    if let Some(t) = existing.iter().find(|t| status(t) == "upcoming") {
-        step(w, tenancies, "start", t, None).await?;
+    if let Some(t) = existing.iter().find(|t| t.status() == "upcoming") {
+        step(w, tenancies, "start", t.id, None).await?;
         return Ok(());
     }
-    if existing.iter().any(|t| status(t) == "current") {
+    if existing.iter().any(|t| t.status() == "current") {
         return Ok(());
     }
     let occupants = match lease.get("application_id").as_uuid() {
@@ -325,9 +320,9 @@ async fn move_guest(w: &mut Work, booking: &Record, action: &str) -> Result<()> 
     let Some(guest_id) = booking.get("guest_id").as_uuid() else { return Ok(()) };
     let guests = col("guests");
     let guest = related(w, guests, guest_id).await?;
-    let allowed = machine("guests").is_some_and(|m| m.allowed(status(&guest)).contains(&action));
+    let allowed = machine("guests").is_some_and(|m| m.allowed(guest.status()).contains(&action));
     if allowed {
-        step(w, guests, action, &guest, booking.get("property_id").as_uuid()).await?;
+        step(w, guests, action, guest.id, booking.get("property_id").as_uuid()).await?;
     }
     Ok(())
 }
@@ -338,10 +333,10 @@ async fn settle_invoice(w: &mut Work, payment: &Record, amount: i64) -> Result<(
     let invoices = col("invoices");
     let system = w.system.clone();
     records::modify(&mut w.tx, &system, invoices, invoice_id, w.now, |inv| {
-        let paid = money(inv, "amount_paid") + amount;
+        let paid = inv.money("amount_paid") + amount;
         let mut ch = changes([("amount_paid", Val::Money(paid))]);
-        let settled = paid >= money(inv, "amount_due");
-        match status(inv) {
+        let settled = paid >= inv.money("amount_due");
+        match inv.status() {
             "open" if settled => ch.values.insert("status", Val::Str("paid".into())),
             "paid" if !settled => ch.values.insert("status", Val::Str("open".into())),
             _ => None,

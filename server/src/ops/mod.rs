@@ -101,7 +101,7 @@ impl Operations {
         let current = records::fetch(&mut w.tx, &w.scope, c, id, true).await?;
         let mut ch = machine.apply(c, a, &current, body, w.now)?;
         effects::prepare(&mut w, c, a, &current, body, &mut ch).await?;
-        let (before, after) = records::modify(&mut w.tx, &w.scope, c, id, w.now, |_| Ok(ch)).await?;
+        let (before, after) = records::write_changes(&mut w.tx, &w.scope, c, current, ch, w.now).await?;
         effects::follow(&mut w, c, a, &before, &after).await?;
         w.tx.commit().await?;
         Ok(after)

@@ -9,7 +9,8 @@ use uuid::Uuid;
 use super::Work;
 use crate::domain::events::{self, event_type};
 use crate::domain::record::Record;
-use crate::domain::registry::Collection;
+use crate::domain::registry::{Collection, Ty};
+use crate::domain::value::Val;
 use crate::error::{Error, Result};
 use crate::http::version::CURRENT;
 use crate::store::Tx;
@@ -45,10 +46,7 @@ pub async fn write(tx: &mut Tx, e: NewEvent<'_>) -> Result<bool> {
         CURRENT.into(),
         Expr::val(d.json(e.data)).into(),
         Expr::val(d.uuid(e.related)).into(),
-        match e.property {
-            Some(p) => Expr::val(d.uuid(p)).into(),
-            None => Expr::val(d.value(crate::domain::registry::Ty::Uuid, &crate::domain::value::Val::Null)).into(),
-        },
+        Expr::val(d.value(Ty::Uuid, &e.property.map(Val::Uuid).unwrap_or(Val::Null))).into(),
         e.occurrence.map(str::to_owned).into(),
     ];
     let mut ins = Query::insert();

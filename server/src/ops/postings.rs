@@ -50,7 +50,7 @@ pub(super) async fn post(w: &mut Work, p: Posting<'_>) -> Result<Record> {
     v.insert("reverses_id", p.reverses.map(Val::Uuid).unwrap_or(Val::Null));
     let system = w.system.clone();
     let entry = records::insert(&mut w.tx, &system, entries(), ch, vec![], w.now).await?;
-    write_lines(w, &entry).await?;
+    write_lines(w, &entry, &p.lines).await?;
     Ok(entry)
 }
 
@@ -58,17 +58,22 @@ pub(super) async fn post(w: &mut Work, p: Posting<'_>) -> Result<Record> {
 /// property, naming it as the source.
 pub(super) async fn post_for(w: &mut Work, c: &Collection, rec: &Record, lines: Vec<Line>, posted_on: NaiveDate, memo: &str) -> Result<Record> {
     let currency = rec.currency().unwrap_or_default().to_string();
-    let source_type = GABLE_SOURCES.iter().find(|s| **s == c.object).copied().expect("Gable posts for charges, payments and refunds");
     let posting = Posting {
         lines,
         currency: &currency,
         posted_on,
         memo: memo.to_string(),
-        source: (source_type, rec.id),
+        source: source_of(c, rec),
         property: rec.property_id(c),
         reverses: None,
     };
     post(w, posting).await
+}
+
+/// The source of the entries Gable posts for a charge, payment or refund.
+fn source_of(c: &Collection, rec: &Record) -> (&'static str, Uuid) {
+    let source_type = GABLE_SOURCES.iter().find(|s| **s == c.object).copied().expect("Gable posts for charges, payments and refunds");
+    (source_type, rec.id)
 }
 
 /// The lines of an entry as stored.
@@ -80,9 +85,8 @@ pub(super) fn lines_of(entry: &Record) -> Result<Vec<Line>> {
 }
 
 /// Writes an entry's lines to `ledger_lines`, where balances are summed.
-pub(super) async fn write_lines(w: &mut Work, entry: &Record) -> Result<()> {
+pub(super) async fn write_lines(w: &mut Work, entry: &Record, lines: &[Line]) -> Result<()> {
     let d = w.tx.dialect();
-    let lines = lines_of(entry)?;
     let currency = entry.currency().unwrap_or_default().to_string();
     let posted_on = entry.get("posted_on").clone();
     let property = entry.get("property_id").clone();
@@ -117,7 +121,8 @@ async fn open_entry(w: &mut Work, source: (&'static str, Uuid)) -> Result<Option
 }
 
 /// Posts the reversing entry of what a record posted (a voided charge, a reversed payment).
-pub(super) async fn reverse_posting_of(w: &mut Work, source: (&'static str, Uuid), memo: String) -> Result<()> {
+pub(super) async fn reverse_posting_of(w: &mut Work, c: &Collection, rec: &Record, memo: &str) -> Result<()> {
+    let source = source_of(c, rec);
     let Some(original) = open_entry(w, source).await? else {
         return Err(Error::internal(anyhow::anyhow!("{} {} has no posting to reverse", source.0, source.1)));
     };
@@ -127,7 +132,7 @@ pub(super) async fn reverse_posting_of(w: &mut Work, source: (&'static str, Uuid
         lines,
         currency: &currency,
         posted_on: w.now.date_naive(),
-        memo,
+        memo: memo.to_string(),
         source,
         property: original.get("property_id").as_uuid(),
         reverses: Some(original.id),
@@ -140,7 +145,7 @@ pub(super) async fn reverse_posting_of(w: &mut Work, source: (&'static str, Uuid
 pub(super) async fn check_manual_reversal(w: &mut Work, lines: &Json, currency: &str, reverses: Uuid) -> Result<()> {
     let system = w.system.clone();
     let original = records::fetch(&mut w.tx, &system, entries(), reverses, true).await.map_err(|e| match e {
-        Error::NotFound { .. } => Error::NotFound { message: format!("reverses_id: no such accounting entry {reverses}"), param: Some("reverses_id".into()) },
+        Error::NotFound { .. } => Error::missing_reference("reverses_id", entries().object, reverses),
         e => e,
     })?;
     if let Some(source) = original.get("source_type").as_str().filter(|s| GABLE_SOURCES.contains(s)) {

@@ -304,9 +304,16 @@ pub async fn modify(
     now: DateTime<Utc>,
     validate: impl FnOnce(&Record) -> Result<Changes>,
 ) -> Result<(Record, Record)> {
-    let d = tx.dialect();
     let current = fetch_one(tx, scope, c, id, true).await?;
-    let mut ch = validate(&current)?;
+    let ch = validate(&current)?;
+    write_changes(tx, scope, c, current, ch, now).await
+}
+
+/// Writes changes to a record the transaction has already read and locked (see
+/// [`fetch`]). Returns the record before and after.
+pub async fn write_changes(tx: &mut Tx, scope: &Scope, c: &'static Collection, current: Record, mut ch: Changes, now: DateTime<Utc>) -> Result<(Record, Record)> {
+    let d = tx.dialect();
+    let id = current.id;
     resolve_references(tx, scope, c, &mut ch, Some(&current), id).await?;
     let mut up = Query::update();
     up.table(Alias::new(c.table)).value(Alias::new("updated_at"), d.ts(now));
@@ -380,7 +387,7 @@ async fn fetch_one(tx: &mut Tx, scope: &Scope, c: &'static Collection, id: Uuid,
 /// The visible record a reference points to: its property, if any.
 async fn referenced_property(tx: &mut Tx, scope: &Scope, target: &'static Collection, id: Uuid, param: &str) -> Result<Option<Uuid>> {
     let d = tx.dialect();
-    let not_found = || Error::NotFound { message: format!("{param}: no such {} {id}", target.object), param: Some(param.to_string()) };
+    let not_found = || Error::missing_reference(param, target.object, id);
     let prop = property_cond(d, target, scope).ok_or_else(not_found)?;
     let mut sel: SelectStatement = Query::select();
     sel.column(Alias::new("id")).from(Alias::new(target.table)).cond_where(tenant_cond(d, scope)).cond_where(prop).and_where(col("id").eq(d.uuid(id)));
