@@ -319,6 +319,28 @@ impl TestApp {
         Res::from(req.send().await.expect("request sent")).await
     }
 
+/// Follows `next_cursor` to the end, returning every page's records.
+    pub async fn all_pages(&self, key: &str, path: &str) -> Vec<Value> {
+        let mut out = vec![];
+        let mut cursor: Option<String> = None;
+        let sep = if path.contains('?') { '&' } else { '?' };
+        for _ in 0..1000 {
+            let url = match &cursor {
+                Some(c) => format!("{path}{sep}cursor={}", url::form_urlencoded::byte_serialize(c.as_bytes()).collect::<String>()),
+                None => path.to_string(),
+            };
+            let r = self.call(key, "GET", &url, None).await;
+            assert_eq!(r.status, 200, "{url}: {}", r.text);
+            out.extend(r.body["data"].as_array().unwrap().iter().cloned());
+            if r.body["meta"]["has_more"] != json!(true) {
+                assert!(r.body["meta"]["next_cursor"].is_null());
+                return out;
+            }
+            cursor = Some(r.body["meta"]["next_cursor"].as_str().expect("cursor when has_more").to_string());
+        }
+        panic!("paging did not end");
+    }
+
     /// Creates a record in the sandbox and returns its id; panics with the body otherwise.
     pub async fn create(&self, key: &str, resource: &str, body: Value) -> Value {
         let r = self.call(key, "POST", &format!("/v1/{resource}"), Some(body.clone())).await;

@@ -51,31 +51,10 @@ fn types(evs: &[Value]) -> Vec<String> {
     evs.iter().map(|e| e["type"].as_str().unwrap_or("?").to_string()).collect()
 }
 
-/// Follows `next_cursor` to the end of a list.
-async fn all(app: &TestApp, key: &str, path: &str) -> Vec<Value> {
-    let mut out = vec![];
-    let mut cursor: Option<String> = None;
-    let sep = if path.contains('?') { '&' } else { '?' };
-    for _ in 0..1000 {
-        let url = match &cursor {
-            Some(c) => format!("{path}{sep}cursor={}", enc(c)),
-            None => path.to_string(),
-        };
-        let r = app.call(key, "GET", &url, None).await;
-        assert_eq!(r.status, 200, "{url}: {}", r.text);
-        out.extend(r.body["data"].as_array().expect("list data").iter().cloned());
-        if r.body["meta"]["has_more"] != json!(true) {
-            return out;
-        }
-        cursor = Some(r.body["meta"]["next_cursor"].as_str().expect("cursor when has_more").to_string());
-    }
-    panic!("paging did not end");
-}
-
 /// The events a key sees, oldest first; `query` adds filters (`filter[type]=…`).
 async fn events(app: &TestApp, key: &str, query: &str) -> Vec<Value> {
     let amp = if query.is_empty() { "" } else { "&" };
-    all(app, key, &format!("/v1/events?limit=100&sort=created_at{amp}{query}")).await
+    app.all_pages(key, &format!("/v1/events?limit=100&sort=created_at{amp}{query}")).await
 }
 
 async fn get(app: &TestApp, key: &str, resource: &str, id: &str) -> Value {
@@ -201,7 +180,7 @@ async fn charge(app: &TestApp, key: &str, lease: &str, kind: &str, due: NaiveDat
 
 /// The tenancies of a lease.
 async fn tenancies_of(app: &TestApp, key: &str, lease: &str) -> Vec<Value> {
-    all(app, key, &format!("/v1/tenancies?filter[lease_id]={lease}")).await
+    app.all_pages(key, &format!("/v1/tenancies?filter[lease_id]={lease}")).await
 }
 
 /// Checks the scheduled events a round wrote (`fresh`) against the records they are
@@ -650,7 +629,7 @@ async fn conversion_makes_a_draft_lease(app: &TestApp) {
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "unit_id");
     assert_eq!(get(app, k, "applications", &a).await, approved, "a refused conversion changed the application");
-    assert!(all(app, k, "/v1/leases").await.is_empty(), "a refused conversion made a lease");
+    assert!(app.all_pages(k, "/v1/leases").await.is_empty(), "a refused conversion made a lease");
     log.none(app, k, "refused conversions").await;
 
     // Converted: a draft lease of the listing's unit, with its rent, deposit and currency.
@@ -666,10 +645,10 @@ async fn conversion_makes_a_draft_lease(app: &TestApp) {
     assert!(l["end_date"].is_null());
     assert_eq!((&l["rent"], &l["deposit"], &l["currency"]), (&json!(1450.5), &json!(2000), &json!("EUR")));
     assert_eq!(l["rent_due_day"], 5);
-    assert_eq!(all(app, k, "/v1/leases").await.len(), 1);
+    assert_eq!(app.all_pages(k, "/v1/leases").await.len(), 1);
     log.one(app, k, "application.status_changed", "applications", &a, json!({ "status": "approved", "lease_id": null })).await;
     app.call(k, "POST", &convert, Some(json!({ "start_date": "2027-03-01" }))).await.assert_error(409, "invalid_state_transition");
-    assert_eq!(all(app, k, "/v1/leases").await.len(), 1);
+    assert_eq!(app.all_pages(k, "/v1/leases").await.len(), 1);
 
     // Given fields win over the listing's.
     let b = id(&app.create(k, "applications", json!({ "unit_id": s.unit, "applicants": applicants })).await);
@@ -797,7 +776,7 @@ async fn concurrent_couplings_happen_once(app: &TestApp) {
     let converting = (0..4).map(|_| app.call(k, "POST", &path, Some(json!({ "start_date": "2027-03-01" }))));
     let codes: Vec<u16> = join_all(converting).await.iter().map(|r| r.status).collect();
     assert_eq!(codes.iter().filter(|c| **c == 200).count(), 1, "{codes:?}");
-    assert_eq!(all(app, k, &format!("/v1/leases?filter[application_id]={a}")).await.len(), 1, "one conversion, one lease");
+    assert_eq!(app.all_pages(k, &format!("/v1/leases?filter[application_id]={a}")).await.len(), 1, "one conversion, one lease");
     assert_eq!(events(app, k, &format!("filter[type]=application.status_changed&filter[related_object_id]={a}")).await.len(), 2);
 
     let inv = id(&app.create(k, "invoices", json!({ "lease_id": l, "amount_due": 100, "currency": "USD", "due_date": "2027-02-01" })).await);
@@ -852,10 +831,10 @@ async fn the_event_list_filters_reads_and_refuses_writes(app: &TestApp) {
         ]
     );
     // Newest first by default.
-    let newest = all(app, k, "/v1/events").await;
+    let newest = app.all_pages(k, "/v1/events").await;
     assert_eq!(newest.iter().rev().cloned().collect::<Vec<_>>(), every);
     // Paging.
-    let paged = all(app, k, "/v1/events?limit=2&sort=created_at").await;
+    let paged = app.all_pages(k, "/v1/events?limit=2&sort=created_at").await;
     assert_eq!(paged, every);
 
     // By type, time and record.
@@ -1267,7 +1246,7 @@ async fn events_are_kept_thirty_days(app: &TestApp) {
         };
         app.store.insert_many(t.id, false, collection("webhook-deliveries").unwrap(), &[row]).await.expect("delivery");
     }
-    assert_eq!(all(app, k, "/v1/webhook-deliveries").await.len(), 2);
+    assert_eq!(app.all_pages(k, "/v1/webhook-deliveries").await.len(), 2);
 
     // Just under 30 days: kept.
     app.clock.set(t0 + Duration::days(30) - Duration::minutes(1));
@@ -1280,7 +1259,7 @@ async fn events_are_kept_thirty_days(app: &TestApp) {
     assert_eq!(round.events_purged, 1, "{round:?}");
     app.call(k, "GET", &format!("/v1/events/{old_e}"), None).await.assert_error(404, "not_found");
     assert_eq!(get(app, k, "events", &new_e).await["related_object_id"], newer.as_str());
-    let deliveries = all(app, k, "/v1/webhook-deliveries").await;
+    let deliveries = app.all_pages(k, "/v1/webhook-deliveries").await;
     assert_eq!(deliveries.len(), 1, "{deliveries:?}");
     assert_eq!(deliveries[0]["event_id"], new_e.as_str());
     // The record itself stays; the next round purges nothing more.

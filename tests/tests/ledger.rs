@@ -117,21 +117,7 @@ fn id(v: &Value) -> String {
 /// Every record of a list, oldest first, following cursors.
 async fn list_all(app: &TestApp, key: &str, path: &str) -> Vec<Value> {
     let sep = if path.contains('?') { '&' } else { '?' };
-    let mut out = vec![];
-    let mut cursor: Option<String> = None;
-    loop {
-        let mut url = format!("{path}{sep}limit=100&sort=created_at");
-        if let Some(c) = &cursor {
-            url.push_str(&format!("&cursor={c}"));
-        }
-        let r = app.call(key, "GET", &url, None).await;
-        assert_eq!(r.status, 200, "GET {url}: {}", r.text);
-        out.extend(r.body["data"].as_array().unwrap().iter().cloned());
-        match r.body["meta"]["next_cursor"].as_str() {
-            Some(c) => cursor = Some(c.to_string()),
-            None => return out,
-        }
-    }
+    app.all_pages(key, &format!("{path}{sep}limit=100&sort=created_at")).await
 }
 
 /// The entries a record caused, oldest first.

@@ -3,35 +3,13 @@
 use std::collections::HashSet;
 
 use gable_tests::{both, TestApp};
-use serde_json::{json, Value};
+use serde_json::json;
 
 async fn property(app: &TestApp, key: &str) -> String {
     let p = app
         .create(key, "properties", json!({ "name": "P", "kind": "residential", "address": { "line1": "1 A St", "city": "Boise", "country": "US" } }))
         .await;
     p["id"].as_str().unwrap().to_string()
-}
-
-/// Follows `next_cursor` to the end, returning every page's records.
-async fn all_pages(app: &TestApp, key: &str, path: &str) -> Vec<Value> {
-    let mut out = vec![];
-    let mut cursor: Option<String> = None;
-    let sep = if path.contains('?') { '&' } else { '?' };
-    for _ in 0..1000 {
-        let url = match &cursor {
-            Some(c) => format!("{path}{sep}cursor={}", urlencode(c)),
-            None => path.to_string(),
-        };
-        let r = app.call(key, "GET", &url, None).await;
-        assert_eq!(r.status, 200, "{url}: {}", r.text);
-        out.extend(r.body["data"].as_array().unwrap().iter().cloned());
-        if r.body["meta"]["has_more"] != json!(true) {
-            assert!(r.body["meta"]["next_cursor"].is_null());
-            return out;
-        }
-        cursor = Some(r.body["meta"]["next_cursor"].as_str().expect("cursor when has_more").to_string());
-    }
-    panic!("paging did not end");
 }
 
 fn urlencode(s: &str) -> String {
@@ -45,7 +23,7 @@ async fn paging_never_skips_or_repeats(app: &TestApp) {
         app.create(&t.test_key, "units", json!({ "property_id": p, "number": format!("{:03}", i * 2), "bedrooms": i % 4 })).await;
     }
     let before: HashSet<String> =
-        all_pages(app, &t.test_key, "/v1/units?limit=100").await.iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
+        app.all_pages(&t.test_key, "/v1/units?limit=100").await.iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
     assert_eq!(before.len(), 45);
     // Page through by number while inserting rows in between the pages already read.
     for sort in ["number", "-number", "-created_at", "bedrooms_desc"] {
@@ -89,7 +67,7 @@ async fn sorts_on_several_keys(app: &TestApp) {
     for d in dates {
         app.create(&t.test_key, "leases", json!({ "unit_id": unit["id"], "start_date": d, "rent": 1000, "currency": "USD" })).await;
     }
-    let recs = all_pages(app, &t.test_key, "/v1/leases?limit=2&sort=-start_date,created_at").await;
+    let recs = app.all_pages(&t.test_key, "/v1/leases?limit=2&sort=-start_date,created_at").await;
     let got: Vec<(String, String)> =
         recs.iter().map(|r| (r["start_date"].as_str().unwrap().to_string(), r["created_at"].as_str().unwrap().to_string())).collect();
     let mut want = got.clone();
@@ -97,7 +75,7 @@ async fn sorts_on_several_keys(app: &TestApp) {
     assert_eq!(got, want);
     assert_eq!(got.len(), 6);
     // Ascending by id is the plain keyset order.
-    let by_id = all_pages(app, &t.test_key, "/v1/leases?limit=4&sort=id").await;
+    let by_id = app.all_pages(&t.test_key, "/v1/leases?limit=4&sort=id").await;
     let ids: Vec<&str> = by_id.iter().map(|r| r["id"].as_str().unwrap()).collect();
     let mut sorted = ids.clone();
     sorted.sort();
