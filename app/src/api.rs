@@ -80,10 +80,7 @@ mod ssr {
 
     fn cookie(value: &str, max_age: u64) -> String {
         let secure = use_context::<ConsoleConfig>().is_some_and(|c| c.secure_cookies);
-        format!(
-            "{SESSION_COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{}",
-            if secure { "; Secure" } else { "" }
-        )
+        format!("{SESSION_COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{}", if secure { "; Secure" } else { "" })
     }
 
     pub fn set_session_cookie(token: &str) {
@@ -124,10 +121,7 @@ pub async fn sign_up(company: String, name: String, email: String, password: Str
 pub async fn sign_in(email: String, password: String) -> Result<(), ServerFnError> {
     let console = ssr::console()?;
     let previous = ssr::session_token();
-    let session = console
-        .sign_in(&email, &password, &ssr::client_address(), previous.as_deref())
-        .await
-        .map_err(ssr::error)?;
+    let session = console.sign_in(&email, &password, &ssr::client_address(), previous.as_deref()).await.map_err(ssr::error)?;
     ssr::set_session_cookie(&session.token);
     leptos_axum::redirect("/console");
     Ok(())

@@ -22,9 +22,7 @@ fn err_text(e: &ServerFnError) -> String {
 /// Shows an action's error, if its last run failed.
 #[component]
 fn FormError<T: Clone + Send + Sync + 'static>(value: MappedSignal<Option<Result<T, ServerFnError>>>) -> impl IntoView {
-    move || {
-        value.get().and_then(|r| r.err()).map(|e| view! { <p class="form-error" role="alert">{err_text(&e)}</p> })
-    }
+    move || value.get().and_then(|r| r.err()).map(|e| view! { <p class="form-error" role="alert">{err_text(&e)}</p> })
 }
 
 #[component]

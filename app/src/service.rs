@@ -115,11 +115,16 @@ pub enum ConsoleError {
     /// The role may not do this.
     Forbidden(String),
     /// A form field is wrong.
-    Invalid { field: String, message: String },
+    Invalid {
+        field: String,
+        message: String,
+    },
     /// Email or password wrong (never says which).
     BadCredentials,
     /// Too many sign-in attempts; try again after this many seconds.
-    TooManyAttempts { retry_after_secs: u64 },
+    TooManyAttempts {
+        retry_after_secs: u64,
+    },
     NotFound(String),
     Conflict(String),
     /// Something broke on our side (logged with details; never shown).

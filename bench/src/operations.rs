@@ -36,7 +36,13 @@ async fn main() {
                 let (mut create, mut succeed) = (vec![], vec![]);
                 while Instant::now() < deadline {
                     let t = Instant::now();
-                    let r = http.post(format!("{base}/v1/payments")).bearer_auth(&key).json(&json!({"amount": "12.50", "currency": "USD", "method": "cash"})).send().await.expect("request");
+                    let r = http
+                        .post(format!("{base}/v1/payments"))
+                        .bearer_auth(&key)
+                        .json(&json!({"amount": "12.50", "currency": "USD", "method": "cash"}))
+                        .send()
+                        .await
+                        .expect("request");
                     assert_eq!(r.status().as_u16(), 201, "create payment");
                     let body: serde_json::Value = r.json().await.expect("json");
                     create.push(t.elapsed().as_secs_f64() * 1000.0);

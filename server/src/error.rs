@@ -89,13 +89,9 @@ impl From<sqlx::Error> for Error {
         if let sqlx::Error::Database(db) = &e {
             match db.kind() {
                 sqlx::error::ErrorKind::ForeignKeyViolation => {
-                    return Error::Conflict(
-                        "the record is still referenced by other records; delete or change those first".into(),
-                    )
+                    return Error::Conflict("the record is still referenced by other records; delete or change those first".into())
                 }
-                sqlx::error::ErrorKind::UniqueViolation => {
-                    return Error::Conflict("a record with these values already exists".into())
-                }
+                sqlx::error::ErrorKind::UniqueViolation => return Error::Conflict("a record with these values already exists".into()),
                 _ => {}
             }
         }

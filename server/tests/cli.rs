@@ -57,9 +57,13 @@ fn tenants_keys_and_seeds() {
         // Bad input: a clear error and a failing exit status.
         let (ok, _, err) = gable(&store, &["key", "create", "--tenant", &tid, "--env", "test", "--scopes", "units:admin"]);
         assert!(!ok && err.contains("units:admin"), "{name}: {err}");
-        let (ok, _, err) = gable(&store, &["key", "create", "--tenant", &uuid::Uuid::new_v4().to_string(), "--env", "test", "--scopes", "*"]);
+        let (ok, _, err) =
+            gable(&store, &["key", "create", "--tenant", &uuid::Uuid::new_v4().to_string(), "--env", "test", "--scopes", "*"]);
         assert!(!ok && err.contains("no tenant"), "{name}: {err}");
-        let (ok, _, err) = gable(&store, &["key", "create", "--tenant", &tid, "--env", "test", "--scopes", "*", "--properties", &uuid::Uuid::new_v4().to_string()]);
+        let (ok, _, err) = gable(
+            &store,
+            &["key", "create", "--tenant", &tid, "--env", "test", "--scopes", "*", "--properties", &uuid::Uuid::new_v4().to_string()],
+        );
         assert!(!ok && err.contains("no such property"), "{name}: {err}");
         // Seeding makes a portfolio in proportion.
         let counts = json_out(&store, &["seed", "--tenant", &tid, "--env", "test", "--size", "120"]);

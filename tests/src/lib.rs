@@ -116,10 +116,11 @@ async fn postgres_template(admin: &mut PgConnection, url: &str) -> anyhow::Resul
             // A closed pool's connections may linger for a moment; renaming needs none.
             let mut renamed = Err(anyhow::anyhow!("not tried"));
             for _ in 0..50 {
-                let _ = sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()")
-                    .bind(&building)
-                    .execute(&mut *admin)
-                    .await;
+                let _ =
+                    sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()")
+                        .bind(&building)
+                        .execute(&mut *admin)
+                        .await;
                 match admin.execute(format!("ALTER DATABASE {building} RENAME TO {template}").as_str()).await {
                     Ok(_) => {
                         renamed = Ok(());
@@ -219,7 +220,13 @@ impl TestApp {
         Self::start_with(backend, store, database_url, dir, None).await
     }
 
-    async fn start_with(backend: Backend, store: Store, database_url: String, dir: Option<tempfile::TempDir>, public_url: Option<String>) -> TestApp {
+    async fn start_with(
+        backend: Backend,
+        store: Store,
+        database_url: String,
+        dir: Option<tempfile::TempDir>,
+        public_url: Option<String>,
+    ) -> TestApp {
         Self::start_clocked(backend, store, database_url, dir, public_url, Clock::manual(chrono::Utc::now())).await
     }
 
@@ -293,11 +300,7 @@ impl TestApp {
 
     pub async fn key(&self, tenant: Uuid, livemode: bool, scopes: &[&str], properties: Option<Vec<Uuid>>) -> String {
         let sa = self.store.service_account(tenant, "tests").await.expect("service account");
-        self.store
-            .create_key(tenant, sa, livemode, scopes.iter().map(|s| s.to_string()).collect(), properties)
-            .await
-            .expect("key")
-            .secret
+        self.store.create_key(tenant, sa, livemode, scopes.iter().map(|s| s.to_string()).collect(), properties).await.expect("key").secret
     }
 
     /// Sends a request to the sandbox with a key; returns status and JSON body.
@@ -319,7 +322,7 @@ impl TestApp {
         Res::from(req.send().await.expect("request sent")).await
     }
 
-/// Follows `next_cursor` to the end, returning every page's records.
+    /// Follows `next_cursor` to the end, returning every page's records.
     pub async fn all_pages(&self, key: &str, path: &str) -> Vec<Value> {
         let mut out = vec![];
         let mut cursor: Option<String> = None;

@@ -44,13 +44,19 @@ pub async fn build(app: &TestApp, tenant: Uuid, key: &str) -> World {
     mk!("roles", json!({ "name": "Leasing agent", "permissions": ["leases:write", "*:read"] }));
     mk!("users", json!({ "email": "ann@example.com", "name": "Ann Agent", "role_id": w.id("roles") }));
     mk!("owners", json!({ "name": "Olive Owner", "company_id": w.id("companies") }));
-    mk!("properties", json!({
-        "name": "Maple Court", "kind": "residential",
-        "address": { "line1": "1 Maple St", "city": "Portland", "region": "OR", "postal_code": "97201", "country": "US" },
-        "owner_id": w.id("owners"), "company_id": w.id("companies"), "organization_id": w.id("organizations")
-    }));
+    mk!(
+        "properties",
+        json!({
+            "name": "Maple Court", "kind": "residential",
+            "address": { "line1": "1 Maple St", "city": "Portland", "region": "OR", "postal_code": "97201", "country": "US" },
+            "owner_id": w.id("owners"), "company_id": w.id("companies"), "organization_id": w.id("organizations")
+        })
+    );
     mk!("buildings", json!({ "property_id": w.id("properties"), "name": "Building A", "floors": 4 }));
-    mk!("units", json!({ "property_id": w.id("properties"), "building_id": w.id("buildings"), "number": "1A", "bedrooms": 2, "bathrooms": 1.5, "market_rent": 1450, "currency": "USD" }));
+    mk!(
+        "units",
+        json!({ "property_id": w.id("properties"), "building_id": w.id("buildings"), "number": "1A", "bedrooms": 2, "bathrooms": 1.5, "market_rent": 1450, "currency": "USD" })
+    );
     mk!("rooms", json!({ "unit_id": w.id("units"), "name": "Room 1" }));
     mk!("beds", json!({ "room_id": w.id("rooms"), "label": "Bed 1" }));
     mk!("listings", json!({ "unit_id": w.id("units"), "title": "Bright 2-bed", "rent": 1450, "currency": "USD" }));
@@ -58,28 +64,46 @@ pub async fn build(app: &TestApp, tenant: Uuid, key: &str) -> World {
     mk!("viewings", json!({ "listing_id": w.id("listings"), "lead_id": w.id("leads"), "starts_at": "2026-12-01T10:00:00Z" }));
     mk!("applications", json!({ "listing_id": w.id("listings"), "applicants": [{ "name": "Lee Lead", "email": "lee@example.com" }] }));
     mk!("screening", json!({ "application_id": w.id("applications") }));
-    mk!("leases", json!({ "unit_id": w.id("units"), "start_date": "2027-01-01", "end_date": "2027-12-31", "rent": 1450, "currency": "USD" }));
+    mk!(
+        "leases",
+        json!({ "unit_id": w.id("units"), "start_date": "2027-01-01", "end_date": "2027-12-31", "rent": 1450, "currency": "USD" })
+    );
     mk!("signatures", json!({ "lease_id": w.id("leases"), "signer_name": "Lee Lead", "signer_email": "lee@example.com" }));
     mk!("tenancies", json!({ "lease_id": w.id("leases"), "unit_id": w.id("units") }));
     mk!("guests", json!({ "name": "Gus Guest" }));
     mk!("bookings", json!({ "unit_id": w.id("units"), "guest_id": w.id("guests"), "check_in": "2027-02-01", "check_out": "2027-02-05" }));
     mk!("charges", json!({ "lease_id": w.id("leases"), "kind": "rent", "amount": 1450, "currency": "USD", "due_date": "2027-01-01" }));
-    mk!("invoices", json!({ "lease_id": w.id("leases"), "charge_ids": [w.id("charges")], "amount_due": 1450, "currency": "USD", "due_date": "2027-01-01" }));
+    mk!(
+        "invoices",
+        json!({ "lease_id": w.id("leases"), "charge_ids": [w.id("charges")], "amount_due": 1450, "currency": "USD", "due_date": "2027-01-01" })
+    );
     act(app, key, "invoices", w.id("invoices"), "open").await;
     // Part-paid, so the invoice stays open; succeeded, so it can be refunded.
     mk!("payments", json!({ "amount": 1000, "currency": "USD", "invoice_id": w.id("invoices") }));
     act(app, key, "payments", w.id("payments"), "succeed").await;
     mk!("refunds", json!({ "payment_id": w.id("payments"), "amount": 50, "currency": "USD" }));
-    mk!("accounting-entries", json!({
-        "lines": [{ "account": "cash", "debit": 1450, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": 1450 }],
-        "currency": "USD", "posted_on": "2027-01-01", "property_id": w.id("properties")
-    }));
+    mk!(
+        "accounting-entries",
+        json!({
+            "lines": [{ "account": "cash", "debit": 1450, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": 1450 }],
+            "currency": "USD", "posted_on": "2027-01-01", "property_id": w.id("properties")
+        })
+    );
     mk!("vendors", json!({ "name": "Drip Plumbing", "trade": "plumbing" }));
-    mk!("workorders", json!({ "property_id": w.id("properties"), "unit_id": w.id("units"), "title": "Leaking tap", "vendor_id": w.id("vendors") }));
+    mk!(
+        "workorders",
+        json!({ "property_id": w.id("properties"), "unit_id": w.id("units"), "title": "Leaking tap", "vendor_id": w.id("vendors") })
+    );
     mk!("inspections", json!({ "unit_id": w.id("units"), "kind": "routine" }));
     mk!("assets", json!({ "property_id": w.id("properties"), "unit_id": w.id("units"), "name": "Boiler" }));
-    mk!("purchase-orders", json!({ "vendor_id": w.id("vendors"), "workorder_id": w.id("workorders"), "lines": [{ "description": "Washer", "quantity": 2, "unit_amount": 3.5 }], "currency": "USD" }));
-    mk!("documents", json!({ "title": "Lease 1A", "kind": "lease", "property_id": w.id("properties"), "related_type": "leases", "related_id": w.id("leases") }));
+    mk!(
+        "purchase-orders",
+        json!({ "vendor_id": w.id("vendors"), "workorder_id": w.id("workorders"), "lines": [{ "description": "Washer", "quantity": 2, "unit_amount": 3.5 }], "currency": "USD" })
+    );
+    mk!(
+        "documents",
+        json!({ "title": "Lease 1A", "kind": "lease", "property_id": w.id("properties"), "related_type": "leases", "related_id": w.id("leases") })
+    );
     mk!("tasks", json!({ "title": "Call back Lee", "property_id": w.id("properties"), "assignee_id": w.id("users") }));
     mk!("messages", json!({ "direction": "outbound", "body": "Your viewing is confirmed.", "property_id": w.id("properties") }));
     mk!("reports", json!({ "kind": "rent_roll" }));
@@ -88,22 +112,34 @@ pub async fn build(app: &TestApp, tenant: Uuid, key: &str) -> World {
 
     // Written by Gable only: insert directly.
     let event = Uuid::now_v7();
-    insert(app, tenant, "events", event, &[
-        ("type", Val::Str("lease.sent".into())),
-        ("api_version", Val::Str("2026-11-22".into())),
-        ("data", Val::Json(json!({ "object": { "id": w.id("leases") } }))),
-        ("property_id", Val::Uuid(w.id("properties").parse().expect("uuid"))),
-    ])
+    insert(
+        app,
+        tenant,
+        "events",
+        event,
+        &[
+            ("type", Val::Str("lease.sent".into())),
+            ("api_version", Val::Str("2026-11-22".into())),
+            ("data", Val::Json(json!({ "object": { "id": w.id("leases") } }))),
+            ("property_id", Val::Uuid(w.id("properties").parse().expect("uuid"))),
+        ],
+    )
     .await;
     w.ids.insert("events", event.to_string());
     let delivery = Uuid::now_v7();
-    insert(app, tenant, "webhook-deliveries", delivery, &[
-        ("webhook_id", Val::Uuid(w.id("webhooks").parse().expect("uuid"))),
-        ("event_id", Val::Uuid(event)),
-        ("attempt", Val::Int(1)),
-        ("status", Val::Str("succeeded".into())),
-        ("response_status", Val::Int(200)),
-    ])
+    insert(
+        app,
+        tenant,
+        "webhook-deliveries",
+        delivery,
+        &[
+            ("webhook_id", Val::Uuid(w.id("webhooks").parse().expect("uuid"))),
+            ("event_id", Val::Uuid(event)),
+            ("attempt", Val::Int(1)),
+            ("status", Val::Str("succeeded".into())),
+            ("response_status", Val::Int(200)),
+        ],
+    )
     .await;
     w.ids.insert("webhook-deliveries", delivery.to_string());
     assert_eq!(w.ids.len(), 38, "the world covers every collection");

@@ -91,7 +91,12 @@ async fn tenants_never_see_each_other(app: &TestApp) {
     }
     // A reference to another tenant's record is "not found", naming the field.
     let r = app
-        .call(&b.test_key, "POST", "/v1/leases", Some(json!({ "unit_id": wa.id("units"), "start_date": "2027-01-01", "rent": 1000, "currency": "USD" })))
+        .call(
+            &b.test_key,
+            "POST",
+            "/v1/leases",
+            Some(json!({ "unit_id": wa.id("units"), "start_date": "2027-01-01", "rent": 1000, "currency": "USD" })),
+        )
         .await;
     r.assert_error(404, "not_found");
     assert_eq!(r.param(), "unit_id");
@@ -111,9 +116,7 @@ async fn environments_never_mix(app: &TestApp) {
     // Keys work only on their own environment's address.
     app.call_on(true, &t.test_key, "GET", "/v1/units", None).await.assert_error(401, "key_environment_mismatch");
     app.call_on(false, &t.live_key, "GET", "/v1/units", None).await.assert_error(401, "key_environment_mismatch");
-    let live = app
-        .call_on(true, &t.live_key, "POST", "/v1/vendors", Some(json!({ "name": "Live vendor" })))
-        .await;
+    let live = app.call_on(true, &t.live_key, "POST", "/v1/vendors", Some(json!({ "name": "Live vendor" }))).await;
     assert_eq!(live.status, 201);
     assert_eq!(live.body["data"]["livemode"], json!(true));
 }
@@ -125,7 +128,11 @@ async fn fields_are_typed_and_money_is_exact(app: &TestApp) {
     let unit = w.id("units");
     // Derived property, exact money, defaults.
     let lease = app
-        .create(&t.test_key, "leases", json!({ "unit_id": unit, "start_date": "2027-03-01", "rent": "1234.56", "deposit": 0.1, "currency": "USD" }))
+        .create(
+            &t.test_key,
+            "leases",
+            json!({ "unit_id": unit, "start_date": "2027-03-01", "rent": "1234.56", "deposit": 0.1, "currency": "USD" }),
+        )
         .await;
     assert_eq!(lease["rent"], json!(1234.56));
     assert_eq!(lease["deposit"], json!(0.1));
@@ -136,15 +143,41 @@ async fn fields_are_typed_and_money_is_exact(app: &TestApp) {
     let in_currency = |cur: &str| json!({ "unit_id": unit, "start_date": "2027-03-01", "rent": 1000, "currency": cur });
     let yen_lease = app.create(&t.test_key, "leases", in_currency("JPY")).await;
     let dinar_lease = app.create(&t.test_key, "leases", in_currency("KWD")).await;
-    let jpy = app.create(&t.test_key, "charges", json!({ "lease_id": yen_lease["id"], "kind": "fee", "amount": 5000, "currency": "JPY", "due_date": "2027-03-01" })).await;
+    let jpy = app
+        .create(
+            &t.test_key,
+            "charges",
+            json!({ "lease_id": yen_lease["id"], "kind": "fee", "amount": 5000, "currency": "JPY", "due_date": "2027-03-01" }),
+        )
+        .await;
     assert_eq!(jpy["amount"], json!(5000));
-    let r = app.call(&t.test_key, "POST", "/v1/charges", Some(json!({ "lease_id": yen_lease["id"], "kind": "fee", "amount": 50.5, "currency": "JPY", "due_date": "2027-03-01" }))).await;
+    let r = app
+        .call(
+            &t.test_key,
+            "POST",
+            "/v1/charges",
+            Some(json!({ "lease_id": yen_lease["id"], "kind": "fee", "amount": 50.5, "currency": "JPY", "due_date": "2027-03-01" })),
+        )
+        .await;
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "amount");
-    let r = app.call(&t.test_key, "POST", "/v1/charges", Some(json!({ "lease_id": lease["id"], "kind": "fee", "amount": 5000, "currency": "JPY", "due_date": "2027-03-01" }))).await;
+    let r = app
+        .call(
+            &t.test_key,
+            "POST",
+            "/v1/charges",
+            Some(json!({ "lease_id": lease["id"], "kind": "fee", "amount": 5000, "currency": "JPY", "due_date": "2027-03-01" })),
+        )
+        .await;
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "currency", "a charge is in its lease's currency");
-    let kwd = app.create(&t.test_key, "charges", json!({ "lease_id": dinar_lease["id"], "kind": "fee", "amount": "1.005", "currency": "KWD", "due_date": "2027-03-01" })).await;
+    let kwd = app
+        .create(
+            &t.test_key,
+            "charges",
+            json!({ "lease_id": dinar_lease["id"], "kind": "fee", "amount": "1.005", "currency": "KWD", "due_date": "2027-03-01" }),
+        )
+        .await;
     assert_eq!(kwd["amount"], json!(1.005));
     // Metadata merges; an empty value removes a key.
     let id = lease["id"].as_str().unwrap();
@@ -157,44 +190,70 @@ async fn fields_are_typed_and_money_is_exact(app: &TestApp) {
     assert!(p.body["data"]["updated_at"].as_str() > lease["updated_at"].as_str());
     // A building of another property cannot hold this unit.
     let other = app
-        .create(&t.test_key, "properties", json!({ "name": "Other", "kind": "commercial", "address": { "line1": "2 Elm", "city": "Austin", "country": "US" } }))
+        .create(
+            &t.test_key,
+            "properties",
+            json!({ "name": "Other", "kind": "commercial", "address": { "line1": "2 Elm", "city": "Austin", "country": "US" } }),
+        )
         .await;
     let b2 = app.create(&t.test_key, "buildings", json!({ "property_id": other["id"], "name": "B" })).await;
-    let r = app.call(&t.test_key, "POST", "/v1/units", Some(json!({ "property_id": w.id("properties"), "building_id": b2["id"], "number": "9Z" }))).await;
+    let r = app
+        .call(&t.test_key, "POST", "/v1/units", Some(json!({ "property_id": w.id("properties"), "building_id": b2["id"], "number": "9Z" })))
+        .await;
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "building_id");
     // A flow token is shown once, then never again.
-    let ft = app.create(&t.test_key, "flow-tokens", json!({ "flow": "booking", "origin": "https://book.example.com", "unit_id": unit })).await;
+    let ft =
+        app.create(&t.test_key, "flow-tokens", json!({ "flow": "booking", "origin": "https://book.example.com", "unit_id": unit })).await;
     assert!(ft["token"].as_str().unwrap().starts_with("gft_"));
     assert!(ft["expires_at"].is_string());
     let again = app.call(&t.test_key, "GET", &format!("/v1/flow-tokens/{}", ft["id"].as_str().unwrap()), None).await;
     assert!(again.body["data"].get("token").is_none());
     // Unbalanced journal entries are refused.
     let r = app
-        .call(&t.test_key, "POST", "/v1/accounting-entries", Some(json!({
+        .call(
+            &t.test_key,
+            "POST",
+            "/v1/accounting-entries",
+            Some(json!({
             "lines": [{ "account": "cash", "debit": 10, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": 9 }],
-            "currency": "USD", "posted_on": "2027-01-01" })))
+            "currency": "USD", "posted_on": "2027-01-01" })),
+        )
         .await;
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "lines");
     // Accounts come from the chart; amounts may be decimal strings and are checked like numbers.
     let r = app
-        .call(&t.test_key, "POST", "/v1/accounting-entries", Some(json!({
+        .call(
+            &t.test_key,
+            "POST",
+            "/v1/accounting-entries",
+            Some(json!({
             "lines": [{ "account": "not_an_account", "debit": "999", "credit": 0 }, { "account": "cash", "debit": 0, "credit": "1" }],
-            "currency": "USD", "posted_on": "2027-01-01" })))
+            "currency": "USD", "posted_on": "2027-01-01" })),
+        )
         .await;
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "lines[0].account");
     let r = app
-        .call(&t.test_key, "POST", "/v1/accounting-entries", Some(json!({
+        .call(
+            &t.test_key,
+            "POST",
+            "/v1/accounting-entries",
+            Some(json!({
             "lines": [{ "account": "deposits_held", "debit": "999", "credit": 0 }, { "account": "cash", "debit": 0, "credit": "1" }],
-            "currency": "USD", "posted_on": "2027-01-01" })))
+            "currency": "USD", "posted_on": "2027-01-01" })),
+        )
         .await;
     r.assert_error(400, "validation_failed");
     let ok = app
-        .create(&t.test_key, "accounting-entries", json!({
+        .create(
+            &t.test_key,
+            "accounting-entries",
+            json!({
             "lines": [{ "account": "cash", "debit": "12.50", "credit": 0 }, { "account": "fee_income", "debit": 0, "credit": 12.5 }],
-            "currency": "USD", "posted_on": "2027-01-01" }))
+            "currency": "USD", "posted_on": "2027-01-01" }),
+        )
         .await;
     assert_eq!(ok["lines"][0]["debit"], json!(12.5));
     assert_eq!(ok["lines"][0]["credit"], json!(0));

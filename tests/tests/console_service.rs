@@ -5,9 +5,9 @@
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, Utc};
+use gable::console::service::{Console, ConsoleError, Me, NewKey, NewSession, NewUser, SignUp};
 use gable::console::{ConsoleService, Now};
 use gable::store::Store;
-use gable::console::service::{Console, ConsoleError, Me, NewKey, NewSession, NewUser, SignUp};
 use gable_tests::{both, TestApp};
 use serde_json::json;
 use uuid::Uuid;
@@ -87,8 +87,12 @@ async fn sign_up_creates_the_tenant_its_roles_and_owner(app: &TestApp) {
     assert_eq!(list[0]["status"], "active");
     assert!(list[0]["last_sign_in_at"].is_string());
     let roles = app.call_on(true, &key, "GET", "/v1/roles?sort=created_at", None).await;
-    let roles: Vec<(String, serde_json::Value)> =
-        roles.body["data"].as_array().unwrap().iter().map(|r| (r["name"].as_str().unwrap().to_string(), r["permissions"].clone())).collect();
+    let roles: Vec<(String, serde_json::Value)> = roles.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap().to_string(), r["permissions"].clone()))
+        .collect();
     assert_eq!(
         roles,
         [("Owner".to_string(), json!(["*"])), ("Admin".to_string(), json!(["*"])), ("Read-only staff".to_string(), json!(["*:read"]))]
@@ -170,7 +174,10 @@ async fn sign_in_checks_the_password_and_throttles(app: &TestApp) {
     // Per client address: 20 attempts, whatever the emails.
     let bot = "192.0.2.99";
     for i in 0..20 {
-        assert_eq!(failure(svc.sign_in(&format!("user{i}@spray.example"), "guess guess guess", bot, None).await), ConsoleError::BadCredentials);
+        assert_eq!(
+            failure(svc.sign_in(&format!("user{i}@spray.example"), "guess guess guess", bot, None).await),
+            ConsoleError::BadCredentials
+        );
     }
     assert!(matches!(failure(svc.sign_in("olivia@maple.example", PASSWORD, bot, None).await), ConsoleError::TooManyAttempts { .. }));
     svc.sign_in("olivia@maple.example", PASSWORD, "198.51.100.2", None).await.expect("another address");
@@ -308,7 +315,11 @@ async fn service_accounts_and_keys_take_effect_at_once(app: &TestApp) {
     assert_eq!(invalid_field(svc.create_key(&me, new_key(false, &["*"], Some(vec![Uuid::now_v7().to_string()]))).await), "property_ids");
     let full = svc.create_key(&me, new_key(false, &["*"], None)).await.unwrap();
     let property = app
-        .create(&full.secret, "properties", json!({ "name": "Elm House", "kind": "student", "address": { "line1": "5 Elm", "city": "Austin", "country": "US" } }))
+        .create(
+            &full.secret,
+            "properties",
+            json!({ "name": "Elm House", "kind": "student", "address": { "line1": "5 Elm", "city": "Austin", "country": "US" } }),
+        )
         .await;
     let pid = property["id"].as_str().unwrap().to_string();
     // The property exists in the sandbox only.
@@ -318,7 +329,10 @@ async fn service_accounts_and_keys_take_effect_at_once(app: &TestApp) {
     let seen = app.call(&limited.secret, "GET", "/v1/properties", None).await;
     assert_eq!(seen.body["data"].as_array().unwrap().len(), 1);
     let keys = svc.keys(&me, &web.id).await.unwrap();
-    assert_eq!(keys.iter().map(|k| k.id.as_str()).collect::<Vec<_>>(), [limited.key.id.as_str(), full.key.id.as_str(), created.key.id.as_str()]);
+    assert_eq!(
+        keys.iter().map(|k| k.id.as_str()).collect::<Vec<_>>(),
+        [limited.key.id.as_str(), full.key.id.as_str(), created.key.id.as_str()]
+    );
     let listing = serde_json::to_string(&keys).unwrap();
     for s in [&full.secret, &limited.secret] {
         assert!(!listing.contains(s.as_str()));
@@ -359,9 +373,15 @@ async fn read_only_staff_can_look_but_not_manage(app: &TestApp) {
         password: password.into(),
     };
     assert_eq!(invalid_field(svc.create_user(&owner, staff_form("sam@maple.example", "nope", PASSWORD)).await), "role_id");
-    assert_eq!(invalid_field(svc.create_user(&owner, staff_form("sam@maple.example", &Uuid::now_v7().to_string(), PASSWORD)).await), "role_id");
+    assert_eq!(
+        invalid_field(svc.create_user(&owner, staff_form("sam@maple.example", &Uuid::now_v7().to_string(), PASSWORD)).await),
+        "role_id"
+    );
     assert_eq!(invalid_field(svc.create_user(&owner, staff_form("sam@maple.example", &read_only.id, "short")).await), "password");
-    assert!(matches!(failure(svc.create_user(&owner, staff_form("Olivia@maple.example", &read_only.id, PASSWORD)).await), ConsoleError::Conflict(_)));
+    assert!(matches!(
+        failure(svc.create_user(&owner, staff_form("Olivia@maple.example", &read_only.id, PASSWORD)).await),
+        ConsoleError::Conflict(_)
+    ));
     let sam = svc.create_user(&owner, staff_form("Sam@Maple.example", &read_only.id, PASSWORD)).await.unwrap();
     assert_eq!((sam.email.as_str(), sam.role.as_deref(), sam.status.as_str()), ("sam@maple.example", Some("Read-only staff"), "active"));
     assert_eq!(svc.users(&owner).await.unwrap().len(), 2);
@@ -376,13 +396,15 @@ async fn read_only_staff_can_look_but_not_manage(app: &TestApp) {
     assert_eq!(svc.users(&me).await.unwrap().len(), 2);
     assert_eq!(svc.roles(&me).await.unwrap().len(), 3);
     // Managing is refused by the server, whatever the page shows.
-    let forbidden = |e: ConsoleError| assert!(matches!(e, ConsoleError::Forbidden(ref m) if m.starts_with("Only owners and admins")), "{e:?}");
+    let forbidden =
+        |e: ConsoleError| assert!(matches!(e, ConsoleError::Forbidden(ref m) if m.starts_with("Only owners and admins")), "{e:?}");
     forbidden(failure(svc.create_service_account(&me, "Mine").await));
     forbidden(failure(svc.rename_service_account(&me, &web.id, "Mine").await));
     forbidden(failure(svc.set_service_account_active(&me, &web.id, false).await));
     forbidden(failure(svc.delete_service_account(&me, &web.id).await));
     forbidden(failure(
-        svc.create_key(&me, NewKey { service_account_id: web.id.clone(), livemode: true, scopes: vec!["*".into()], property_ids: None }).await,
+        svc.create_key(&me, NewKey { service_account_id: web.id.clone(), livemode: true, scopes: vec!["*".into()], property_ids: None })
+            .await,
     ));
     forbidden(failure(svc.revoke_key(&me, &key.key.id).await));
     forbidden(failure(svc.create_user(&me, staff_form("eve@maple.example", &roles[0].id, PASSWORD)).await));
@@ -426,7 +448,8 @@ async fn a_tenant_cannot_reach_another_tenants_accounts_or_keys(app: &TestApp) {
     not_found(failure(svc.delete_service_account(&a, &theirs.id).await));
     not_found(failure(svc.revoke_key(&a, &their_key.key.id).await));
     not_found(failure(
-        svc.create_key(&a, NewKey { service_account_id: theirs.id.clone(), livemode: true, scopes: vec!["*".into()], property_ids: None }).await,
+        svc.create_key(&a, NewKey { service_account_id: theirs.id.clone(), livemode: true, scopes: vec!["*".into()], property_ids: None })
+            .await,
     ));
     // B's account and key are untouched.
     let still = svc.service_account(&b, &theirs.id).await.unwrap();

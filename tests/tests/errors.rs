@@ -17,7 +17,9 @@ async fn bad_bodies_change_nothing(app: &TestApp) {
     app.raw(post("{}", "text/plain")).await.assert_error(415, "unsupported_media_type");
     app.raw(app.client.post(&url).bearer_auth(&t.test_key).body("{}")).await.assert_error(415, "unsupported_media_type");
     let huge = format!("{{\"memo\": \"{}\"}}", "x".repeat(1_100_000));
-    app.raw(app.client.post(&url).bearer_auth(&t.test_key).header("content-type", "application/json").body(huge)).await.assert_error(413, "payload_too_large");
+    app.raw(app.client.post(&url).bearer_auth(&t.test_key).header("content-type", "application/json").body(huge))
+        .await
+        .assert_error(413, "payload_too_large");
 
     let base = json!({ "unit_id": unit, "start_date": "2027-01-01", "rent": 1000, "currency": "USD" });
     let cases: Vec<(serde_json::Value, &str)> = vec![
@@ -79,9 +81,11 @@ async fn unknown_paths_methods_and_versions(app: &TestApp) {
     app.call(&t.test_key, "GET", "/v1/units/01a20289-ac79-74c8-8ee9-716e09a7883f/extra/deep", None).await.assert_error(404, "not_found");
     app.call(&t.test_key, "PUT", "/v1/units", None).await.assert_error(405, "method_not_allowed");
     app.call(&t.test_key, "GET", "/elsewhere", None).await.assert_error(404, "not_found");
-    let r = app.raw(app.client.get(format!("{}/v1/units", app.sandbox)).bearer_auth(&t.test_key).header("gable-version", "1999-01-01")).await;
+    let r =
+        app.raw(app.client.get(format!("{}/v1/units", app.sandbox)).bearer_auth(&t.test_key).header("gable-version", "1999-01-01")).await;
     r.assert_error(400, "unsupported_version");
-    let r = app.raw(app.client.get(format!("{}/v1/units", app.sandbox)).bearer_auth(&t.test_key).header("gable-version", "2026-11-22")).await;
+    let r =
+        app.raw(app.client.get(format!("{}/v1/units", app.sandbox)).bearer_auth(&t.test_key).header("gable-version", "2026-11-22")).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.headers["gable-version"], "2026-11-22");
     // Request-Id on success and failure alike, equal to meta.request_id.
@@ -93,7 +97,9 @@ async fn credentials_are_checked(app: &TestApp) {
     let t = app.tenant("A").await;
     app.raw(app.client.get(format!("{}/v1/units", app.sandbox))).await.assert_error(401, "unauthenticated");
     app.call("gbl_test_wrong", "GET", "/v1/units", None).await.assert_error(401, "unauthenticated");
-    app.raw(app.client.get(format!("{}/v1/units", app.sandbox)).header("authorization", format!("Basic {}", t.test_key))).await.assert_error(401, "unauthenticated");
+    app.raw(app.client.get(format!("{}/v1/units", app.sandbox)).header("authorization", format!("Basic {}", t.test_key)))
+        .await
+        .assert_error(401, "unauthenticated");
     app.call(&format!("{}x", t.test_key), "GET", "/v1/units", None).await.assert_error(401, "unauthenticated");
     // Revocation takes effect at once.
     let sa = app.store.service_account(t.id, "tests").await.unwrap();

@@ -80,7 +80,16 @@ async fn patch(app: &TestApp, key: &str, resource: &str, id: &str, body: Value) 
 /// by type and record and `GET /v1/events/{id}` reads it, that `data.object` is the
 /// record as `GET` returns it now, and the previous attributes. `property` is the
 /// property it must carry (the record's own when `None`).
-async fn check_event(app: &TestApp, key: &str, e: &Value, kind: &str, resource: &str, rid: &str, previous: Value, property: Option<&str>) -> Value {
+async fn check_event(
+    app: &TestApp,
+    key: &str,
+    e: &Value,
+    kind: &str,
+    resource: &str,
+    rid: &str,
+    previous: Value,
+    property: Option<&str>,
+) -> Value {
     assert_eq!(e["object"], "event", "{e}");
     assert_eq!(e["type"], kind, "{e}");
     assert_eq!(e["livemode"], false, "{e}");
@@ -125,7 +134,16 @@ impl Log {
         self.one_at(app, key, kind, resource, rid, previous, None).await
     }
 
-    async fn one_at(&mut self, app: &TestApp, key: &str, kind: &str, resource: &str, rid: &str, previous: Value, property: Option<&str>) -> Value {
+    async fn one_at(
+        &mut self,
+        app: &TestApp,
+        key: &str,
+        kind: &str,
+        resource: &str,
+        rid: &str,
+        previous: Value,
+        property: Option<&str>,
+    ) -> Value {
         let new = self.fresh(app, key).await;
         assert_eq!(types(&new), vec![kind.to_string()], "expected exactly one {kind} about {resource} {rid}: {new:?}");
         let e = new[0].clone();
@@ -144,7 +162,11 @@ struct Site {
 
 async fn site(app: &TestApp, key: &str, name: &str) -> Site {
     let p = app
-        .create(key, "properties", json!({ "name": name, "kind": "residential", "address": { "line1": "1 Elm St", "city": "Boise", "country": "US" } }))
+        .create(
+            key,
+            "properties",
+            json!({ "name": name, "kind": "residential", "address": { "line1": "1 Elm St", "city": "Boise", "country": "US" } }),
+        )
         .await;
     let u = app.create(key, "units", json!({ "property_id": id(&p), "number": "1A" })).await;
     Site { property: id(&p), unit: id(&u) }
@@ -214,7 +236,9 @@ async fn every_type_comes_once_from_its_operation(app: &TestApp) {
     log.none(app, k, "creating a property and a unit").await;
 
     // Leasing.
-    let listing = id(&app.create(k, "listings", json!({ "unit_id": s.unit, "title": "2-bed", "rent": 1450, "deposit": 2000, "currency": "USD" })).await);
+    let listing = id(&app
+        .create(k, "listings", json!({ "unit_id": s.unit, "title": "2-bed", "rent": 1450, "deposit": 2000, "currency": "USD" }))
+        .await);
     log.none(app, k, "creating a listing").await;
     act(app, k, "listings", &listing, "publish", None).await;
     log.one(app, k, "listing.published", "listings", &listing, json!({ "status": "draft", "published_at": null })).await;
@@ -232,7 +256,8 @@ async fn every_type_comes_once_from_its_operation(app: &TestApp) {
     let screening = id(&app.create(k, "screening", json!({ "application_id": application })).await);
     log.none(app, k, "creating a screening").await;
     act(app, k, "screening", &screening, "complete", Some(json!({ "result": "clear" }))).await;
-    log.one(app, k, "screening.completed", "screening", &screening, json!({ "status": "pending", "result": null, "completed_at": null })).await;
+    log.one(app, k, "screening.completed", "screening", &screening, json!({ "status": "pending", "result": null, "completed_at": null }))
+        .await;
     act(app, k, "applications", &application, "start_screening", None).await;
     log.one(app, k, "application.status_changed", "applications", &application, json!({ "status": "submitted" })).await;
     act(app, k, "applications", &application, "approve", None).await;
@@ -264,7 +289,11 @@ async fn every_type_comes_once_from_its_operation(app: &TestApp) {
     // Money.
     let rent = charge(app, k, &lease2, "rent", day0()).await;
     let invoice = app
-        .create(k, "invoices", json!({ "lease_id": lease2, "charge_ids": [rent], "amount_due": 1000, "currency": "USD", "due_date": day0().to_string() }))
+        .create(
+            k,
+            "invoices",
+            json!({ "lease_id": lease2, "charge_ids": [rent], "amount_due": 1000, "currency": "USD", "due_date": day0().to_string() }),
+        )
         .await;
     let invoice = id(&invoice);
     act(app, k, "invoices", &invoice, "open", None).await;
@@ -310,7 +339,9 @@ async fn every_type_comes_once_from_its_operation(app: &TestApp) {
     // The scheduler: the rent charge is due today, the active lease ends in 45 days,
     // the document expires in 10.
     let expires = rfc(noon(day(10)));
-    let doc = id(&app.create(k, "documents", json!({ "title": "Insurance", "kind": "insurance", "property_id": s.property, "expires_at": expires })).await);
+    let doc = id(&app
+        .create(k, "documents", json!({ "title": "Insurance", "kind": "insurance", "property_id": s.property, "expires_at": expires }))
+        .await);
     log.none(app, k, "creating a document").await;
     let ran_at = app.clock.now();
     let round = app.run_jobs().await;
@@ -421,9 +452,8 @@ async fn other_operations_emit_nothing(app: &TestApp) {
     log.none(app, k, "voiding a charge").await;
     app.call(k, "POST", &format!("/v1/charges/{fee}/void"), None).await.assert_error(409, "invalid_state_transition");
     log.none(app, k, "a refused void").await;
-    let inv = app
-        .create(k, "invoices", json!({ "lease_id": l2, "amount_due": 100, "currency": "USD", "due_date": today.to_string() }))
-        .await;
+    let inv =
+        app.create(k, "invoices", json!({ "lease_id": l2, "amount_due": 100, "currency": "USD", "due_date": today.to_string() })).await;
     let inv = id(&inv);
     act(app, k, "invoices", &inv, "open", None).await;
     let pay = id(&app.create(k, "payments", json!({ "amount": 100, "currency": "USD", "invoice_id": inv })).await);
@@ -439,9 +469,8 @@ async fn other_operations_emit_nothing(app: &TestApp) {
     log.none(app, k, "a succeeded refund").await;
     app.call(k, "POST", &format!("/v1/payments/{pay}/reverse"), None).await.assert_error(409, "invalid_state_transition");
     log.none(app, k, "a refused reversal").await;
-    let draft_inv = app
-        .create(k, "invoices", json!({ "lease_id": l2, "amount_due": 100, "currency": "USD", "due_date": today.to_string() }))
-        .await;
+    let draft_inv =
+        app.create(k, "invoices", json!({ "lease_id": l2, "amount_due": 100, "currency": "USD", "due_date": today.to_string() })).await;
     act(app, k, "invoices", &id(&draft_inv), "void", None).await;
     log.none(app, k, "voiding an invoice").await;
 
@@ -474,7 +503,9 @@ async fn other_operations_emit_nothing(app: &TestApp) {
     }
     act(app, k, "workorders", &wo, "cancel", None).await;
     log.none(app, k, "work order steps short of completion").await;
-    app.call(k, "POST", &format!("/v1/inspections/{insp}/complete"), Some(json!({ "status": "done" }))).await.assert_error(400, "validation_failed");
+    app.call(k, "POST", &format!("/v1/inspections/{insp}/complete"), Some(json!({ "status": "done" })))
+        .await
+        .assert_error(400, "validation_failed");
     log.none(app, k, "a refused inspection completion").await;
     // Nothing is due: the one charge is a voided fee, the active lease has ended.
     assert_eq!(app.run_jobs().await.events_fired, 0);
@@ -606,7 +637,9 @@ async fn conversion_makes_a_draft_lease(app: &TestApp) {
     let k = t.test_key.as_str();
     let mut log = Log::default();
     let s = site(app, k, "Elm Court").await;
-    let listing = id(&app.create(k, "listings", json!({ "unit_id": s.unit, "title": "2-bed", "rent": 1450.5, "deposit": 2000, "currency": "EUR" })).await);
+    let listing = id(&app
+        .create(k, "listings", json!({ "unit_id": s.unit, "title": "2-bed", "rent": 1450.5, "deposit": 2000, "currency": "EUR" }))
+        .await);
     let applicants = json!([{ "name": "Ann", "email": "ann@example.com" }, { "name": "Bob", "email": "bob@example.com" }]);
     let a = id(&app.create(k, "applications", json!({ "listing_id": listing, "applicants": applicants })).await);
     act(app, k, "applications", &a, "submit", None).await;
@@ -779,7 +812,8 @@ async fn concurrent_couplings_happen_once(app: &TestApp) {
     assert_eq!(app.all_pages(k, &format!("/v1/leases?filter[application_id]={a}")).await.len(), 1, "one conversion, one lease");
     assert_eq!(events(app, k, &format!("filter[type]=application.status_changed&filter[related_object_id]={a}")).await.len(), 2);
 
-    let inv = id(&app.create(k, "invoices", json!({ "lease_id": l, "amount_due": 100, "currency": "USD", "due_date": "2027-02-01" })).await);
+    let inv =
+        id(&app.create(k, "invoices", json!({ "lease_id": l, "amount_due": 100, "currency": "USD", "due_date": "2027-02-01" })).await);
     act(app, k, "invoices", &inv, "open", None).await;
     let mut pays = vec![];
     for _ in 0..N {
@@ -818,7 +852,9 @@ async fn the_event_list_filters_reads_and_refuses_writes(app: &TestApp) {
     let guest = id(&app.create(k, "guests", json!({ "name": "Gus" })).await);
     act(app, k, "guests", &guest, "check_in", None).await;
 
-    let rel = |evs: &[Value]| evs.iter().map(|e| format!("{} {}", e["type"].as_str().unwrap(), e["related_object_id"].as_str().unwrap())).collect::<Vec<_>>();
+    let rel = |evs: &[Value]| {
+        evs.iter().map(|e| format!("{} {}", e["type"].as_str().unwrap(), e["related_object_id"].as_str().unwrap())).collect::<Vec<_>>()
+    };
     let every = events(app, k, "").await;
     assert_eq!(
         rel(&every),
@@ -862,7 +898,9 @@ async fn the_event_list_filters_reads_and_refuses_writes(app: &TestApp) {
     assert_eq!(&get(app, k, "events", &eid).await, e);
     let forged = json!({ "type": "lead.created", "api_version": API_VERSION, "data": {} });
     app.call(k, "POST", "/v1/events", Some(forged)).await.assert_error(405, "method_not_allowed");
-    app.call(k, "PATCH", &format!("/v1/events/{eid}"), Some(json!({ "type": "lead.created" }))).await.assert_error(405, "method_not_allowed");
+    app.call(k, "PATCH", &format!("/v1/events/{eid}"), Some(json!({ "type": "lead.created" })))
+        .await
+        .assert_error(405, "method_not_allowed");
     app.call(k, "DELETE", &format!("/v1/events/{eid}"), None).await.assert_error(405, "method_not_allowed");
     app.call(k, "PUT", &format!("/v1/events/{eid}"), Some(json!({}))).await.assert_error(405, "method_not_allowed");
     app.call(k, "GET", &format!("/v1/events/{}", Uuid::now_v7()), None).await.assert_error(404, "not_found");
@@ -877,7 +915,9 @@ async fn the_event_list_filters_reads_and_refuses_writes(app: &TestApp) {
     let live = app.call_on(true, &a.live_key, "GET", "/v1/events", None).await;
     assert_eq!(live.status, 200, "{}", live.text);
     assert_eq!(live.body["data"], json!([]), "the live environment sees no sandbox events");
-    let bw = id(&app.create(&b.test_key, "workorders", json!({ "property_id": site(app, &b.test_key, "B").await.property, "title": "b" })).await);
+    let bw = id(&app
+        .create(&b.test_key, "workorders", json!({ "property_id": site(app, &b.test_key, "B").await.property, "title": "b" }))
+        .await);
     assert_eq!(rel(&events(app, &b.test_key, "").await), [format!("workorder.created {bw}")]);
     assert_eq!(events(app, k, "").await, every);
 
@@ -920,7 +960,8 @@ async fn rent_due_fires_once_on_its_day(app: &TestApp) {
     charge(app, k, &l, "rent", day(-8)).await;
     let late = charge(app, k, &l, "rent", day(-3)).await;
     // A booking's rent charge is a rent charge too.
-    let booking = id(&app.create(k, "bookings", json!({ "unit_id": s.unit, "check_in": day(1).to_string(), "check_out": day(3).to_string() })).await);
+    let booking =
+        id(&app.create(k, "bookings", json!({ "unit_id": s.unit, "check_in": day(1).to_string(), "check_out": day(3).to_string() })).await);
     let body = json!({ "booking_id": booking, "kind": "rent", "amount": 300, "currency": "USD", "due_date": day0().to_string() });
     let stay = id(&app.create(k, "charges", body).await);
     log.fresh(app, k).await;
@@ -929,7 +970,11 @@ async fn rent_due_fires_once_on_its_day(app: &TestApp) {
     let round = app.run_jobs().await;
     assert_eq!(round.events_fired, 3, "{round:?}");
     let fresh = log.fresh(app, k).await;
-    let expected = [("rent.due", "charges", due.as_str(), None), ("rent.due", "charges", late.as_str(), None), ("rent.due", "charges", stay.as_str(), None)];
+    let expected = [
+        ("rent.due", "charges", due.as_str(), None),
+        ("rent.due", "charges", late.as_str(), None),
+        ("rent.due", "charges", stay.as_str(), None),
+    ];
     check_scheduled(app, k, &fresh, &expected, ran_at).await;
     assert_eq!(fresh.iter().find(|e| e["related_object_id"] == due.as_str()).unwrap()["property_id"], s.property.as_str());
     // Once: a second round, and a later time the same day, fire nothing.
@@ -964,7 +1009,8 @@ async fn rent_due_fires_once_on_its_day(app: &TestApp) {
     let u = live("POST", "/v1/units".into(), Some(json!({ "property_id": id(&p.body["data"]), "number": "1" }))).await;
     let body = json!({ "unit_id": id(&u.body["data"]), "start_date": day(1).to_string(), "rent": 10, "currency": "USD" });
     let ll = live("POST", "/v1/leases".into(), Some(body)).await;
-    let body = json!({ "lease_id": id(&ll.body["data"]), "kind": "rent", "amount": 10, "currency": "USD", "due_date": day(11).to_string() });
+    let body =
+        json!({ "lease_id": id(&ll.body["data"]), "kind": "rent", "amount": 10, "currency": "USD", "due_date": day(11).to_string() });
     let c = live("POST", "/v1/charges".into(), Some(body)).await;
     assert_eq!(c.status, 201, "{}", c.text);
     assert_eq!(app.run_jobs().await.events_fired, 1);
@@ -985,9 +1031,11 @@ async fn rent_due_catches_up_a_week(app: &TestApp) {
     app.clock.set(noon(day0()));
     let s = site(app, k, "Elm Court").await;
     let l = lease(app, k, &s.unit, day(-30), None).await;
-    let (d6, d7, d8) = (charge(app, k, &l, "rent", day(-6)).await, charge(app, k, &l, "rent", day(-7)).await, charge(app, k, &l, "rent", day(-8)).await);
+    let (d6, d7, d8) =
+        (charge(app, k, &l, "rent", day(-6)).await, charge(app, k, &l, "rent", day(-7)).await, charge(app, k, &l, "rent", day(-8)).await);
     let round = app.run_jobs().await;
-    let fired: Vec<String> = events(app, k, "filter[type]=rent.due").await.iter().map(|e| e["related_object_id"].as_str().unwrap().to_string()).collect();
+    let fired: Vec<String> =
+        events(app, k, "filter[type]=rent.due").await.iter().map(|e| e["related_object_id"].as_str().unwrap().to_string()).collect();
     assert!(fired.contains(&d6), "6 days late fires");
     assert!(!fired.contains(&d8), "8 days late does not fire");
     assert!(fired.contains(&d7), "a charge 7 days past due fires (documented: up to 7 days past); fired {round:?}");
@@ -1111,13 +1159,15 @@ async fn document_expiring_fires_once_per_expiry_day(app: &TestApp) {
     let soon = doc("soon", Some(t0 + Duration::days(10))).await;
     let _never = doc("never", None).await;
     let _expired = doc("expired", Some(t0 - Duration::days(1))).await;
-    let no_property = id(&app.create(k, "documents", json!({ "title": "ID", "kind": "identity", "expires_at": rfc(t0 + Duration::days(5)) })).await);
+    let no_property =
+        id(&app.create(k, "documents", json!({ "title": "ID", "kind": "identity", "expires_at": rfc(t0 + Duration::days(5)) })).await);
     log.fresh(app, k).await;
 
     let round = app.run_jobs().await;
     assert_eq!(round.events_fired, 2, "{round:?}");
     let fresh = log.fresh(app, k).await;
-    let expected = [("document.expiring", "documents", soon.as_str(), Some(30)), ("document.expiring", "documents", no_property.as_str(), Some(30))];
+    let expected =
+        [("document.expiring", "documents", soon.as_str(), Some(30)), ("document.expiring", "documents", no_property.as_str(), Some(30))];
     check_scheduled(app, k, &fresh, &expected, t0).await;
     assert_eq!(app.run_jobs().await.events_fired, 0);
     // Just over 30 days before: nothing; just under: once.
@@ -1177,7 +1227,8 @@ async fn scheduled_events_fire_once_across_nodes(app: &TestApp) {
             ids.insert(charge(app, &k, &l, "rent", day0()).await);
         }
         for n in 0..5 {
-            app.create(&k, "documents", json!({ "title": format!("doc {n}"), "kind": "insurance", "expires_at": rfc(noon(day(5 + n))) })).await;
+            app.create(&k, "documents", json!({ "title": format!("doc {n}"), "kind": "insurance", "expires_at": rfc(noon(day(5 + n))) }))
+                .await;
         }
         for n in 0..3 {
             active_lease(app, &k, &s.unit, day(-300), Some(day(40 + n))).await;

@@ -57,7 +57,12 @@ impl Api<'_> {
         let property = self
             .create("properties", json!({ "name": "Maple Court", "kind": "mixed", "address": { "line1": "1 Maple St", "city": "Portland", "country": "US" } }))
             .await;
-        let unit = self.create("units", json!({ "property_id": property["id"], "number": "1A", "bedrooms": 2, "market_rent": 1450, "currency": "USD" })).await;
+        let unit = self
+            .create(
+                "units",
+                json!({ "property_id": property["id"], "number": "1A", "bedrooms": 2, "market_rent": 1450, "currency": "USD" }),
+            )
+            .await;
         (property, unit)
     }
 }
@@ -72,7 +77,8 @@ fn assert_ledger(result: &Value, expected: &[(&str, f64)]) {
     let usd = result["currencies"].as_array().unwrap().iter().find(|c| c["currency"] == "USD").expect("USD in the trial balance");
     assert_eq!(usd["debit"], usd["credit"]);
     for (account, balance) in expected {
-        let row = usd["accounts"].as_array().unwrap().iter().find(|a| a["account"] == *account).unwrap_or_else(|| panic!("no {account}: {usd}"));
+        let row =
+            usd["accounts"].as_array().unwrap().iter().find(|a| a["account"] == *account).unwrap_or_else(|| panic!("no {account}: {usd}"));
         assert_eq!(row["balance"].as_f64(), Some(*balance), "{account}: {usd}");
     }
 }
@@ -85,12 +91,16 @@ async fn leasing_funnel(app: &TestApp) {
     let day = |n: i64| (today + Days::days(n)).to_string();
 
     // Listing → lead → viewing.
-    let listing = api.create("listings", json!({ "unit_id": unit["id"], "title": "Bright 2-bed", "rent": 1450, "deposit": 2000, "currency": "USD" })).await;
+    let listing = api
+        .create("listings", json!({ "unit_id": unit["id"], "title": "Bright 2-bed", "rent": 1450, "deposit": 2000, "currency": "USD" }))
+        .await;
     api.act("listings", &listing, "publish", None).await;
     let lead = api.create("leads", json!({ "listing_id": listing["id"], "name": "Lee Lead", "email": "lee@example.com" })).await;
     api.act("leads", &lead, "contact", None).await;
     api.act("leads", &lead, "qualify", None).await;
-    let viewing = api.create("viewings", json!({ "listing_id": listing["id"], "lead_id": lead["id"], "starts_at": format!("{}T10:00:00Z", day(1)) })).await;
+    let viewing = api
+        .create("viewings", json!({ "listing_id": listing["id"], "lead_id": lead["id"], "starts_at": format!("{}T10:00:00Z", day(1)) }))
+        .await;
     api.act("viewings", &viewing, "complete", None).await;
 
     // Application → screening → approval → draft lease.
@@ -113,9 +123,13 @@ async fn leasing_funnel(app: &TestApp) {
 
     // Lease → signatures → active lease and tenancy.
     api.act("leases", &lease, "send", None).await;
-    let tenant_sig = api.create("signatures", json!({ "lease_id": lease["id"], "signer_name": "Lee Lead", "signer_email": "lee@example.com" })).await;
+    let tenant_sig =
+        api.create("signatures", json!({ "lease_id": lease["id"], "signer_name": "Lee Lead", "signer_email": "lee@example.com" })).await;
     let landlord_sig = api
-        .create("signatures", json!({ "lease_id": lease["id"], "signer_name": "Pat Manager", "signer_email": "pat@example.com", "role": "landlord" }))
+        .create(
+            "signatures",
+            json!({ "lease_id": lease["id"], "signer_name": "Pat Manager", "signer_email": "pat@example.com", "role": "landlord" }),
+        )
         .await;
     api.act("signatures", &tenant_sig, "sign", None).await;
     assert_eq!(api.get("leases", &lease["id"]).await["status"], "sent", "one signature of two does not sign the lease");
@@ -129,8 +143,15 @@ async fn leasing_funnel(app: &TestApp) {
     assert_eq!(tenancy["occupants"], json!([{ "name": "Lee Lead", "email": "lee@example.com" }]));
 
     // Rent falls due; it is invoiced and paid.
-    let rent = api.create("charges", json!({ "lease_id": lease["id"], "kind": "rent", "amount": 1450, "currency": "USD", "due_date": day(5) })).await;
-    let invoice = api.create("invoices", json!({ "lease_id": lease["id"], "charge_ids": [rent["id"]], "amount_due": 1450, "currency": "USD", "due_date": day(5) })).await;
+    let rent = api
+        .create("charges", json!({ "lease_id": lease["id"], "kind": "rent", "amount": 1450, "currency": "USD", "due_date": day(5) }))
+        .await;
+    let invoice = api
+        .create(
+            "invoices",
+            json!({ "lease_id": lease["id"], "charge_ids": [rent["id"]], "amount_due": 1450, "currency": "USD", "due_date": day(5) }),
+        )
+        .await;
     api.act("invoices", &invoice, "open", None).await;
     assert_eq!(app.run_jobs().await.events_fired, 0, "nothing is due yet");
     app.clock.advance(Days::days(5));
@@ -165,7 +186,11 @@ async fn leasing_funnel(app: &TestApp) {
             "tenant.moved_out",
         ]
     );
-    let changes: Vec<_> = events.iter().filter(|e| e["type"] == "application.status_changed").map(|e| e["data"]["object"]["status"].as_str().unwrap()).collect();
+    let changes: Vec<_> = events
+        .iter()
+        .filter(|e| e["type"] == "application.status_changed")
+        .map(|e| e["data"]["object"]["status"].as_str().unwrap())
+        .collect();
     assert_eq!(changes, ["screening", "approved", "converted"]);
     for e in &events {
         let object = &e["data"]["object"];
@@ -195,8 +220,15 @@ async fn short_stay_funnel(app: &TestApp) {
         .create("bookings", json!({ "unit_id": unit["id"], "guest_id": guest["id"], "check_in": day(0), "check_out": day(3), "total": 540, "currency": "USD" }))
         .await;
     api.act("bookings", &booking, "confirm", None).await;
-    let fee = api.create("charges", json!({ "booking_id": booking["id"], "kind": "fee", "amount": 540, "currency": "USD", "due_date": day(0) })).await;
-    let invoice = api.create("invoices", json!({ "booking_id": booking["id"], "charge_ids": [fee["id"]], "amount_due": 540, "currency": "USD", "due_date": day(0) })).await;
+    let fee = api
+        .create("charges", json!({ "booking_id": booking["id"], "kind": "fee", "amount": 540, "currency": "USD", "due_date": day(0) }))
+        .await;
+    let invoice = api
+        .create(
+            "invoices",
+            json!({ "booking_id": booking["id"], "charge_ids": [fee["id"]], "amount_due": 540, "currency": "USD", "due_date": day(0) }),
+        )
+        .await;
     api.act("invoices", &invoice, "open", None).await;
     let payment = api.create("payments", json!({ "invoice_id": invoice["id"], "amount": 540, "currency": "USD" })).await;
     api.act("payments", &payment, "succeed", None).await;
@@ -214,7 +246,10 @@ async fn short_stay_funnel(app: &TestApp) {
     api.act("bookings", &later, "cancel", None).await;
 
     let events = api.events().await;
-    assert_eq!(types(&events), ["booking.created", "payment.succeeded", "guest.checked_in", "guest.checked_out", "booking.created", "booking.cancelled"]);
+    assert_eq!(
+        types(&events),
+        ["booking.created", "payment.succeeded", "guest.checked_in", "guest.checked_out", "booking.created", "booking.cancelled"]
+    );
     let checked_in = &events[2];
     assert_eq!(checked_in["data"]["object"]["id"], guest["id"]);
     assert_eq!(checked_in["property_id"], property["id"], "a guest's check-in through a booking is about the booking's property");

@@ -16,7 +16,9 @@ async fn scopes_are_enforced(app: &TestApp) {
     r.assert_error(403, "insufficient_scope");
     assert!(r.body["error"]["message"].as_str().unwrap().contains("leases:read"));
     app.call(&units_read, "DELETE", &format!("/v1/units/{}", w.id("units")), None).await.assert_error(403, "insufficient_scope");
-    app.call(&units_read, "PATCH", &format!("/v1/units/{}", w.id("units")), Some(json!({ "floor": 2 }))).await.assert_error(403, "insufficient_scope");
+    app.call(&units_read, "PATCH", &format!("/v1/units/{}", w.id("units")), Some(json!({ "floor": 2 })))
+        .await
+        .assert_error(403, "insufficient_scope");
 
     let read_all = app.key(t.id, false, &["*:read"], None).await;
     assert_eq!(app.call(&read_all, "GET", "/v1/payments", None).await.status, 200);
@@ -35,13 +37,18 @@ async fn property_constraints_hide_and_refuse(app: &TestApp) {
     let w = world::build(app, t.id, &t.test_key).await;
     let p1 = w.id("properties").to_string();
     let p2 = app
-        .create(&t.test_key, "properties", json!({ "name": "Elm House", "kind": "student", "address": { "line1": "5 Elm", "city": "Austin", "country": "US" } }))
+        .create(
+            &t.test_key,
+            "properties",
+            json!({ "name": "Elm House", "kind": "student", "address": { "line1": "5 Elm", "city": "Austin", "country": "US" } }),
+        )
         .await["id"]
         .as_str()
         .unwrap()
         .to_string();
     let u2 = app.create(&t.test_key, "units", json!({ "property_id": p2, "number": "E1" })).await;
-    let lease2 = app.create(&t.test_key, "leases", json!({ "unit_id": u2["id"], "start_date": "2027-01-01", "rent": 900, "currency": "USD" })).await;
+    let lease2 =
+        app.create(&t.test_key, "leases", json!({ "unit_id": u2["id"], "start_date": "2027-01-01", "rent": 900, "currency": "USD" })).await;
     let only_p1 = app.key(t.id, false, &["*"], Some(vec![p1.parse().unwrap()])).await;
 
     // Sees its property's records, directly or through parents; not the other's.
@@ -63,8 +70,17 @@ async fn property_constraints_hide_and_refuse(app: &TestApp) {
     r.assert_error(404, "not_found");
     assert_eq!(r.param(), "property_id");
     app.call(&only_p1, "POST", "/v1/vendors", Some(json!({ "name": "Sneaky" }))).await.assert_error(403, "property_forbidden");
-    app.call(&only_p1, "POST", "/v1/properties", Some(json!({ "name": "New", "kind": "mixed", "address": { "line1": "x", "city": "y", "country": "US" } }))).await.assert_error(403, "property_forbidden");
-    app.call(&only_p1, "PATCH", &format!("/v1/units/{}", u2["id"].as_str().unwrap()), Some(json!({ "floor": 3 }))).await.assert_error(404, "not_found");
+    app.call(
+        &only_p1,
+        "POST",
+        "/v1/properties",
+        Some(json!({ "name": "New", "kind": "mixed", "address": { "line1": "x", "city": "y", "country": "US" } })),
+    )
+    .await
+    .assert_error(403, "property_forbidden");
+    app.call(&only_p1, "PATCH", &format!("/v1/units/{}", u2["id"].as_str().unwrap()), Some(json!({ "floor": 3 })))
+        .await
+        .assert_error(404, "not_found");
     app.call(&only_p1, "DELETE", &format!("/v1/leases/{}", lease2["id"].as_str().unwrap()), None).await.assert_error(404, "not_found");
     assert_eq!(app.count_rows("vendors").await, 1);
     assert_eq!(app.count_rows("properties").await, 2);

@@ -43,7 +43,12 @@ fn l(account: &str, debit: i64, credit: i64) -> Line {
 /// An entry's lines in minor units.
 fn lines(entry: &Value) -> Vec<Line> {
     let cur = entry["currency"].as_str().expect("entry currency");
-    entry["lines"].as_array().expect("lines").iter().map(|x| (x["account"].as_str().unwrap().to_string(), minor(&x["debit"], cur), minor(&x["credit"], cur))).collect()
+    entry["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .map(|x| (x["account"].as_str().unwrap().to_string(), minor(&x["debit"], cur), minor(&x["credit"], cur)))
+        .collect()
 }
 
 fn swapped(lines: &[Line]) -> Vec<Line> {
@@ -52,7 +57,9 @@ fn swapped(lines: &[Line]) -> Vec<Line> {
 
 /// Lines in the API form.
 fn lines_json(lines: &[Line], currency: &str) -> Value {
-    Value::Array(lines.iter().map(|(a, d, c)| json!({ "account": a, "debit": major(*d, currency), "credit": major(*c, currency) })).collect())
+    Value::Array(
+        lines.iter().map(|(a, d, c)| json!({ "account": a, "debit": major(*d, currency), "credit": major(*c, currency) })).collect(),
+    )
 }
 
 /// (currency, account) → (debit, credit), in minor units.
@@ -135,7 +142,8 @@ async fn setup(app: &TestApp, key: &str, currency: &str) -> Setup {
     let p = app.create(key, "properties", json!({ "name": "Maple Court", "kind": "residential", "address": { "line1": "1 Maple St", "city": "Portland", "country": "US" } })).await;
     let u = app.create(key, "units", json!({ "property_id": id(&p), "number": "1A" })).await;
     let rent = if currency == "JPY" { json!(120000) } else { json!(1450) };
-    let lease = app.create(key, "leases", json!({ "unit_id": id(&u), "start_date": "2027-01-01", "rent": rent, "currency": currency })).await;
+    let lease =
+        app.create(key, "leases", json!({ "unit_id": id(&u), "start_date": "2027-01-01", "rent": rent, "currency": currency })).await;
     Setup { property: id(&p), lease: id(&lease) }
 }
 
@@ -155,9 +163,16 @@ async fn operations_post_exactly_their_entries(app: &TestApp) {
 
     // One charge of each kind: receivable against the kind's account, on the due date.
     let mut charge_entry = BTreeMap::new();
-    let kinds = [("rent", 1450.0, "rent_income", "2027-01-01"), ("deposit", 2900.0, "deposits_held", "2026-12-15"), ("fee", 35.5, "fee_income", "2027-01-05"), ("utility", 80.25, "utility_income", "2027-01-31")];
+    let kinds = [
+        ("rent", 1450.0, "rent_income", "2027-01-01"),
+        ("deposit", 2900.0, "deposits_held", "2026-12-15"),
+        ("fee", 35.5, "fee_income", "2027-01-05"),
+        ("utility", 80.25, "utility_income", "2027-01-31"),
+    ];
     for (kind, amount, account, due) in kinds {
-        let c = app.create(k, "charges", json!({ "lease_id": s.lease, "kind": kind, "amount": amount, "currency": "USD", "due_date": due })).await;
+        let c = app
+            .create(k, "charges", json!({ "lease_id": s.lease, "kind": kind, "amount": amount, "currency": "USD", "due_date": due }))
+            .await;
         assert_eq!(c["property_id"], json!(s.property), "a charge's property is its lease's");
         assert_eq!(c["status"], "posted");
         let es = entries_for(app, k, &id(&c)).await;
@@ -181,7 +196,13 @@ async fn operations_post_exactly_their_entries(app: &TestApp) {
 
     // A payment posts nothing while pending; on success Dr cash / Cr receivable, today.
     let (rent_charge, _, _) = &charge_entry["rent"];
-    let inv = app.create(k, "invoices", json!({ "lease_id": s.lease, "charge_ids": [rent_charge], "amount_due": 1450, "currency": "USD", "due_date": "2027-01-01" })).await;
+    let inv = app
+        .create(
+            k,
+            "invoices",
+            json!({ "lease_id": s.lease, "charge_ids": [rent_charge], "amount_due": 1450, "currency": "USD", "due_date": "2027-01-01" }),
+        )
+        .await;
     let inv = id(&inv);
     ok_act(app, k, "invoices", &inv, "open").await;
     let pay = id(&app.create(k, "payments", json!({ "amount": 1450, "currency": "USD", "invoice_id": inv })).await);
@@ -267,9 +288,18 @@ async fn operations_post_exactly_their_entries(app: &TestApp) {
 
     // A second currency keeps its own sums, in its own minor units.
     let jpy = setup(app, k, "JPY").await;
-    let c = app.create(k, "charges", json!({ "lease_id": jpy.lease, "kind": "rent", "amount": 120000, "currency": "JPY", "due_date": "2027-01-01" })).await;
+    let c = app
+        .create(
+            k,
+            "charges",
+            json!({ "lease_id": jpy.lease, "kind": "rent", "amount": 120000, "currency": "JPY", "due_date": "2027-01-01" }),
+        )
+        .await;
     let ej = entries_for(app, k, &id(&c)).await;
-    assert_eq!(ej[0]["lines"], json!([{ "account": "accounts_receivable", "debit": 120000, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": 120000 }]));
+    assert_eq!(
+        ej[0]["lines"],
+        json!([{ "account": "accounts_receivable", "debit": 120000, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": 120000 }])
+    );
     add(&mut expected, "JPY", &lines(&ej[0]));
 
     let now = sums(app, &t).await;
@@ -332,12 +362,16 @@ async fn refusals_are_checked_and_change_nothing(app: &TestApp) {
     let t = app.tenant("A").await;
     let k = &t.test_key;
     let s = setup(app, k, "USD").await;
-    let charge = id(&app.create(k, "charges", json!({ "lease_id": s.lease, "kind": "rent", "amount": 1450, "currency": "USD", "due_date": "2027-01-01" })).await);
+    let charge = id(&app
+        .create(k, "charges", json!({ "lease_id": s.lease, "kind": "rent", "amount": 1450, "currency": "USD", "due_date": "2027-01-01" }))
+        .await);
     let invoice = |status: &'static str| {
         let k = k.clone();
         let lease = s.lease.clone();
         async move {
-            let i = id(&app.create(&k, "invoices", json!({ "lease_id": lease, "amount_due": 1450, "currency": "USD", "due_date": "2027-01-01" })).await);
+            let i = id(&app
+                .create(&k, "invoices", json!({ "lease_id": lease, "amount_due": 1450, "currency": "USD", "due_date": "2027-01-01" }))
+                .await);
             match status {
                 "open" => drop(ok_act(app, &k, "invoices", &i, "open").await),
                 "void" => drop(ok_act(app, &k, "invoices", &i, "void").await),
@@ -364,7 +398,13 @@ async fn refusals_are_checked_and_change_nothing(app: &TestApp) {
     refused(&pay(json!({ "amount": 10, "currency": "USD", "invoice_id": uuid::Uuid::now_v7() })).await, 404, "not_found", "invoice_id");
     let foreign = app.tenant("B").await;
     let fs = setup(app, &foreign.test_key, "USD").await;
-    let fi = id(&app.create(&foreign.test_key, "invoices", json!({ "lease_id": fs.lease, "amount_due": 5, "currency": "USD", "due_date": "2027-01-01" })).await);
+    let fi = id(&app
+        .create(
+            &foreign.test_key,
+            "invoices",
+            json!({ "lease_id": fs.lease, "amount_due": 5, "currency": "USD", "due_date": "2027-01-01" }),
+        )
+        .await);
     ok_act(app, &foreign.test_key, "invoices", &fi, "open").await;
     refused(&pay(json!({ "amount": 10, "currency": "USD", "invoice_id": fi })).await, 404, "not_found", "invoice_id");
     assert_eq!(snapshot(app, &t).await, before, "refused payments change nothing");
@@ -373,7 +413,9 @@ async fn refusals_are_checked_and_change_nothing(app: &TestApp) {
     let pending = id(&app.create(k, "payments", json!({ "amount": 1000, "currency": "USD", "invoice_id": open })).await);
     let failed = id(&app.create(k, "payments", json!({ "amount": 1000, "currency": "USD" })).await);
     ok_act(app, k, "payments", &failed, "fail").await;
-    let refund = |payment: &str, amount: Value, currency: &str| app.call(k, "POST", "/v1/refunds", Some(json!({ "payment_id": payment, "amount": amount, "currency": currency })));
+    let refund = |payment: &str, amount: Value, currency: &str| {
+        app.call(k, "POST", "/v1/refunds", Some(json!({ "payment_id": payment, "amount": amount, "currency": currency })))
+    };
     let before = snapshot(app, &t).await;
     refused(&refund(&pending, json!(10), "USD").await, 400, "validation_failed", "payment_id");
     refused(&refund(&failed, json!(10), "USD").await, 400, "validation_failed", "payment_id");
@@ -447,7 +489,12 @@ async fn refusals_are_checked_and_change_nothing(app: &TestApp) {
     for (resource, rid) in [("charges", &charge), ("payments", &paid_1000), ("refunds", &r2), ("accounting-entries", &entry)] {
         refused(&app.call(k, "DELETE", &format!("/v1/{resource}/{rid}"), None).await, 409, "immutable_resource", "");
     }
-    refused(&app.call(k, "PATCH", &format!("/v1/accounting-entries/{entry}"), Some(json!({ "memo": "x" }))).await, 409, "immutable_resource", "");
+    refused(
+        &app.call(k, "PATCH", &format!("/v1/accounting-entries/{entry}"), Some(json!({ "memo": "x" }))).await,
+        409,
+        "immutable_resource",
+        "",
+    );
     // Actions from the wrong state.
     refused(&act(app, k, "refunds", &r2, "fail").await, 409, "invalid_state_transition", "");
     refused(&act(app, k, "payments", &failed, "succeed").await, 409, "invalid_state_transition", "");
@@ -493,9 +540,18 @@ async fn manual_entries_balance_and_reverse_once(app: &TestApp) {
         (json!([{ "account": "cash", "debit": 100, "credit": 100 }, { "account": "rent_income", "debit": 0, "credit": 0 }]), "lines[0]"),
         (json!([{ "account": "cash", "debit": 0, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": 0 }]), "lines[0]"),
         (json!([{ "account": "cash", "debit": 100 }, { "account": "rent_income", "debit": 0, "credit": 100 }]), "lines[0].credit"),
-        (json!([{ "account": "bank", "debit": 1, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": 1 }]), "lines[0].account"),
-        (json!([{ "account": "cash", "debit": 1.001, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": 1.001 }]), "lines[0].debit"),
-        (json!([{ "account": "cash", "debit": -1, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": -1 }]), "lines[0].debit"),
+        (
+            json!([{ "account": "bank", "debit": 1, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": 1 }]),
+            "lines[0].account",
+        ),
+        (
+            json!([{ "account": "cash", "debit": 1.001, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": 1.001 }]),
+            "lines[0].debit",
+        ),
+        (
+            json!([{ "account": "cash", "debit": -1, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": -1 }]),
+            "lines[0].debit",
+        ),
         (json!([]), "lines"),
     ];
     for (lines, param) in bad {
@@ -506,7 +562,9 @@ async fn manual_entries_balance_and_reverse_once(app: &TestApp) {
 
     // A reversal must mirror the original exactly: accounts, amounts, order, currency.
     let mirror = swapped(&lines(&e1));
-    let rev = |lines: Value, currency: &str| post(json!({ "lines": lines, "currency": currency, "posted_on": "2027-01-11", "reverses_id": id(&e1) }));
+    let rev = |lines: Value, currency: &str| {
+        post(json!({ "lines": lines, "currency": currency, "posted_on": "2027-01-11", "reverses_id": id(&e1) }))
+    };
     let mut off_by_one = mirror.clone();
     off_by_one[1].1 += 1;
     off_by_one[0].2 += 1;
@@ -533,13 +591,16 @@ async fn manual_entries_balance_and_reverse_once(app: &TestApp) {
     let before = snapshot(app, &t).await;
     refused(&rev(lines_json(&mirror, "USD"), "USD").await, 409, "conflict", "");
     // The reversal itself can be reversed (once), which restores the original's effect.
-    let r = post(json!({ "lines": lines_json(&lines(&e1), "USD"), "currency": "USD", "posted_on": "2027-01-12", "reverses_id": id(&e2) })).await;
+    let r = post(json!({ "lines": lines_json(&lines(&e1), "USD"), "currency": "USD", "posted_on": "2027-01-12", "reverses_id": id(&e2) }))
+        .await;
     assert_eq!(r.status, 201, "{}", r.text);
     add(&mut expected, "USD", &lines(&r.body["data"]));
     assert_eq!(snapshot(app, &t).await.entries, before.entries + 1);
     // A Gable posting is corrected by its record's action, never by hand (see
     // `a_posting_reversed_by_hand_is_not_reversed_again`).
-    let c = id(&app.create(k, "charges", json!({ "lease_id": s.lease, "kind": "fee", "amount": 25, "currency": "USD", "due_date": "2027-01-03" })).await);
+    let c = id(&app
+        .create(k, "charges", json!({ "lease_id": s.lease, "kind": "fee", "amount": 25, "currency": "USD", "due_date": "2027-01-03" }))
+        .await);
     ok_act(app, k, "charges", &c, "void").await;
     let posting = entries_for(app, k, &c).await.into_iter().find(|e| e["reverses_id"].is_null()).unwrap();
     let r = post(json!({ "lines": lines_json(&swapped(&lines(&posting)), "USD"), "currency": "USD", "posted_on": "2027-01-12", "reverses_id": id(&posting) })).await;
@@ -592,7 +653,10 @@ async fn racing_writes_never_overdraw_or_double_post(app: &TestApp) {
     let x = id(&app.create(k, "payments", json!({ "amount": 100, "currency": "USD" })).await);
     ok_act(app, k, "payments", &x, "succeed").await;
     let refund_body = json!({ "payment_id": x, "amount": 10, "currency": "USD" });
-    let (rev, refunds) = tokio::join!(act(app, k, "payments", &x, "reverse"), futures::future::join_all((0..4).map(|_| app.call(k, "POST", "/v1/refunds", Some(refund_body.clone())))));
+    let (rev, refunds) = tokio::join!(
+        act(app, k, "payments", &x, "reverse"),
+        futures::future::join_all((0..4).map(|_| app.call(k, "POST", "/v1/refunds", Some(refund_body.clone()))))
+    );
     let made = refunds.iter().filter(|r| r.status == 201).count();
     assert!(rev.status != 200 || made == 0, "payment reversed ({}) and {made} refunds created", rev.status);
     let s = sums(app, &t).await;
@@ -610,7 +674,9 @@ async fn a_posting_reversed_by_hand_is_not_reversed_again(app: &TestApp) {
     let t = app.tenant("A").await;
     let k = &t.test_key;
     let s = setup(app, k, "USD").await;
-    let c = id(&app.create(k, "charges", json!({ "lease_id": s.lease, "kind": "rent", "amount": 1450, "currency": "USD", "due_date": "2027-01-01" })).await);
+    let c = id(&app
+        .create(k, "charges", json!({ "lease_id": s.lease, "kind": "rent", "amount": 1450, "currency": "USD", "due_date": "2027-01-01" }))
+        .await);
     let posting = entries_for(app, k, &c).await.remove(0);
     let r = app.call(k, "POST", "/v1/accounting-entries", Some(json!({ "lines": lines_json(&swapped(&lines(&posting)), "USD"), "currency": "USD", "posted_on": "2027-01-02", "reverses_id": id(&posting) }))).await;
     refused(&r, 400, "validation_failed", "reverses_id");
@@ -648,7 +714,9 @@ async fn patch_cannot_sidestep_payment_and_refund_checks(app: &TestApp) {
     let t = app.tenant("A").await;
     let k = &t.test_key;
     let s = setup(app, k, "USD").await;
-    let inv = id(&app.create(k, "invoices", json!({ "lease_id": s.lease, "amount_due": 1000, "currency": "USD", "due_date": "2027-01-01" })).await);
+    let inv = id(&app
+        .create(k, "invoices", json!({ "lease_id": s.lease, "amount_due": 1000, "currency": "USD", "due_date": "2027-01-01" }))
+        .await);
     ok_act(app, k, "invoices", &inv, "open").await;
     let mut problems = vec![];
 
@@ -678,13 +746,18 @@ async fn patch_cannot_sidestep_payment_and_refund_checks(app: &TestApp) {
     }
     // An open invoice with a payment moved to another currency: amount_paid keeps its
     // minor units and now reads in yen.
-    let inv2 = id(&app.create(k, "invoices", json!({ "lease_id": s.lease, "amount_due": 1000, "currency": "USD", "due_date": "2027-01-01" })).await);
+    let inv2 = id(&app
+        .create(k, "invoices", json!({ "lease_id": s.lease, "amount_due": 1000, "currency": "USD", "due_date": "2027-01-01" }))
+        .await);
     ok_act(app, k, "invoices", &inv2, "open").await;
     let p3 = id(&app.create(k, "payments", json!({ "amount": 500, "currency": "USD", "invoice_id": inv2 })).await);
     ok_act(app, k, "payments", &p3, "succeed").await;
     let r = app.call(k, "PATCH", &format!("/v1/invoices/{inv2}"), Some(json!({ "currency": "JPY", "amount_due": 1000 }))).await;
     if r.status != 400 {
-        problems.push(format!("PATCH an invoice with a USD 500 payment to JPY: {} amount_paid now {} {}", r.status, r.body["data"]["amount_paid"], r.body["data"]["currency"]));
+        problems.push(format!(
+            "PATCH an invoice with a USD 500 payment to JPY: {} amount_paid now {} {}",
+            r.status, r.body["data"]["amount_paid"], r.body["data"]["currency"]
+        ));
     }
     assert!(problems.is_empty(), "checks sidestepped by PATCH:\n{}", problems.join("\n"));
 }
@@ -717,7 +790,14 @@ async fn zero_amounts_are_refused_naming_amount(app: &TestApp) {
             problems.push(format!("{what}: {} {}", r.status, r.text));
         }
     };
-    let r = app.call(k, "POST", "/v1/charges", Some(json!({ "lease_id": s.lease, "kind": "rent", "amount": 0, "currency": "USD", "due_date": "2027-01-01" }))).await;
+    let r = app
+        .call(
+            k,
+            "POST",
+            "/v1/charges",
+            Some(json!({ "lease_id": s.lease, "kind": "rent", "amount": 0, "currency": "USD", "due_date": "2027-01-01" })),
+        )
+        .await;
     check("POST /v1/charges amount 0", &r);
     let r = app.call(k, "POST", "/v1/payments", Some(json!({ "amount": 0, "currency": "USD" }))).await;
     check("POST /v1/payments amount 0", &r);
@@ -742,7 +822,8 @@ both!(zero_amounts_are_refused_naming_amount);
 // 4. Property test: random sequences of operations, checked against a model after every
 // step: the answer (accepted or refused as the rules say), the new entries, the sums.
 
-const KINDS: [(&str, &str); 4] = [("rent", "rent_income"), ("deposit", "deposits_held"), ("fee", "fee_income"), ("utility", "utility_income")];
+const KINDS: [(&str, &str); 4] =
+    [("rent", "rent_income"), ("deposit", "deposits_held"), ("fee", "fee_income"), ("utility", "utility_income")];
 const CURRENCIES: [&str; 2] = ["USD", "JPY"];
 
 /// How an amount is picked: what is left (due, or refundable), half of it, or any.
@@ -927,7 +1008,12 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                 verdict(&r, 201, None, &what, &mut m.refusals)?;
                 let cid = id(&r.body["data"]);
                 m.charges.push(MCharge { id: cid.clone(), posted: true, entry: String::new() });
-                expect = Some(Expect { currency: cur.into(), lines: vec![l("accounts_receivable", *amount, 0), l(account, 0, *amount)], source_id: Some(cid), reverses: None });
+                expect = Some(Expect {
+                    currency: cur.into(),
+                    lines: vec![l("accounts_receivable", *amount, 0), l(account, 0, *amount)],
+                    source_id: Some(cid),
+                    reverses: None,
+                });
             }
             Op::Invoice { lease, amount, open } => {
                 let cur = CURRENCIES[*lease];
@@ -976,7 +1062,14 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                 let r = app.call(k, "POST", "/v1/payments", Some(body)).await;
                 if verdict(&r, 201, refusal, &what, &mut m.refusals)? {
                     prop_assert_eq!(&r.body["data"]["status"], "pending");
-                    m.payments.push(MPayment { id: id(&r.body["data"]), currency: cur, amount: amt, invoice, status: "pending", entry: None });
+                    m.payments.push(MPayment {
+                        id: id(&r.body["data"]),
+                        currency: cur,
+                        amount: amt,
+                        invoice,
+                        status: "pending",
+                        entry: None,
+                    });
                 }
             }
             Op::PaymentAct(p, action) => {
@@ -1003,7 +1096,12 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                     match *action {
                         "succeed" => {
                             m.payments[p].status = "succeeded";
-                            expect = Some(Expect { currency: cur.into(), lines: vec![l("cash", amt, 0), l("accounts_receivable", 0, amt)], source_id: Some(pid), reverses: None });
+                            expect = Some(Expect {
+                                currency: cur.into(),
+                                lines: vec![l("cash", amt, 0), l("accounts_receivable", 0, amt)],
+                                source_id: Some(pid),
+                                reverses: None,
+                            });
                             if let Some(i) = inv {
                                 let inv = &mut m.invoices[i];
                                 inv.paid += amt;
@@ -1017,7 +1115,12 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                             m.payments[p].status = "reversed";
                             let e = m.entry_ix(m.payments[p].entry.as_deref().unwrap());
                             if !reversed_by_hand {
-                                expect = Some(Expect { currency: cur.into(), lines: swapped(&m.entries[e].lines), source_id: Some(pid), reverses: Some(e) });
+                                expect = Some(Expect {
+                                    currency: cur.into(),
+                                    lines: swapped(&m.entries[e].lines),
+                                    source_id: Some(pid),
+                                    reverses: Some(e),
+                                });
                             }
                             if let Some(i) = inv {
                                 let inv = &mut m.invoices[i];
@@ -1045,7 +1148,14 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                     None
                 };
                 let cur = m.payments[p].currency;
-                let r = app.call(k, "POST", "/v1/refunds", Some(json!({ "payment_id": m.payments[p].id, "amount": major(amt, cur), "currency": cur }))).await;
+                let r = app
+                    .call(
+                        k,
+                        "POST",
+                        "/v1/refunds",
+                        Some(json!({ "payment_id": m.payments[p].id, "amount": major(amt, cur), "currency": cur })),
+                    )
+                    .await;
                 if verdict(&r, 201, refusal, &what, &mut m.refusals)? {
                     m.refunds.push(MRefund { id: id(&r.body["data"]), payment: p, amount: amt, status: "pending" });
                 }
@@ -1060,7 +1170,12 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                     if *action == "succeed" {
                         m.refunds[i].status = "succeeded";
                         let (amt, cur) = (m.refunds[i].amount, m.payments[m.refunds[i].payment].currency);
-                        expect = Some(Expect { currency: cur.into(), lines: vec![l("refunds", amt, 0), l("cash", 0, amt)], source_id: Some(m.refunds[i].id.clone()), reverses: None });
+                        expect = Some(Expect {
+                            currency: cur.into(),
+                            lines: vec![l("refunds", amt, 0), l("cash", 0, amt)],
+                            source_id: Some(m.refunds[i].id.clone()),
+                            reverses: None,
+                        });
                     } else {
                         m.refunds[i].status = "failed";
                     }
@@ -1080,7 +1195,12 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                     m.charges[c].posted = false;
                     if !reversed_by_hand {
                         let cur = m.entries[e].currency.clone();
-                        expect = Some(Expect { currency: cur, lines: swapped(&m.entries[e].lines), source_id: Some(m.charges[c].id.clone()), reverses: Some(e) });
+                        expect = Some(Expect {
+                            currency: cur,
+                            lines: swapped(&m.entries[e].lines),
+                            source_id: Some(m.charges[c].id.clone()),
+                            reverses: Some(e),
+                        });
                     }
                 }
             }
@@ -1094,7 +1214,14 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                 } else {
                     ls.push(l(ACCOUNTS[credits[0]], 0, total));
                 }
-                let r = app.call(k, "POST", "/v1/accounting-entries", Some(json!({ "lines": lines_json(&ls, cur), "currency": cur, "posted_on": "2027-01-15" }))).await;
+                let r = app
+                    .call(
+                        k,
+                        "POST",
+                        "/v1/accounting-entries",
+                        Some(json!({ "lines": lines_json(&ls, cur), "currency": cur, "posted_on": "2027-01-15" })),
+                    )
+                    .await;
                 verdict(&r, 201, None, &what, &mut m.refusals)?;
                 expect = Some(Expect { currency: cur.into(), lines: ls, source_id: None, reverses: None });
             }
@@ -1117,7 +1244,8 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                     None
                 };
                 let cur = m.entries[e].currency.clone();
-                let body = json!({ "lines": lines_json(&ls, &cur), "currency": cur, "posted_on": "2027-01-20", "reverses_id": m.entries[e].id });
+                let body =
+                    json!({ "lines": lines_json(&ls, &cur), "currency": cur, "posted_on": "2027-01-20", "reverses_id": m.entries[e].id });
                 let r = app.call(k, "POST", "/v1/accounting-entries", Some(body)).await;
                 if verdict(&r, 201, refusal, &what, &mut m.refusals)? {
                     expect = Some(Expect { currency: cur, lines: ls, source_id: None, reverses: Some(e) });
@@ -1219,7 +1347,11 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
     // Invoices: amount_paid is what succeeded against them; open/paid follows from it.
     for inv in &m.invoices {
         let got = get(app, k, "invoices", &inv.id).await;
-        let paid: i64 = payments.iter().filter(|p| p["invoice_id"] == json!(inv.id) && p["status"] == "succeeded").map(|p| minor(&p["amount"], inv.currency)).sum();
+        let paid: i64 = payments
+            .iter()
+            .filter(|p| p["invoice_id"] == json!(inv.id) && p["status"] == "succeeded")
+            .map(|p| minor(&p["amount"], inv.currency))
+            .sum();
         prop_assert_eq!(minor(&got["amount_paid"], inv.currency), paid, "invoice {}", inv.id);
         prop_assert_eq!(paid, inv.paid);
         prop_assert_eq!(got["status"].as_str(), Some(inv.status), "invoice {}", inv.id);
@@ -1237,7 +1369,10 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
         m.refunds.iter().for_each(|r| count(format!("refunds {}", r.status)));
         m.invoices.iter().for_each(|i| count(format!("invoices {}", i.status)));
         m.charges.iter().filter(|c| !c.posted).for_each(|_| count("charges void".into()));
-        entries.iter().filter(|e| e["source_type"].is_null()).for_each(|e| count(format!("manual entries{}", if e["reverses_id"].is_null() { "" } else { " reversing" })));
+        entries
+            .iter()
+            .filter(|e| e["source_type"].is_null())
+            .for_each(|e| count(format!("manual entries{}", if e["reverses_id"].is_null() { "" } else { " reversing" })));
         (0..m.refusals).for_each(|_| count("refusals".into()));
         count("cases".into());
     }
@@ -1263,7 +1398,18 @@ fn property_run(backend: Backend) {
     }
     let stats = stats.into_inner();
     eprintln!("{backend:?}: {stats:#?}");
-    for k in ["payments succeeded", "payments failed", "payments reversed", "refunds succeeded", "refunds failed", "invoices paid", "invoices void", "charges void", "manual entries", "manual entries reversing"] {
+    for k in [
+        "payments succeeded",
+        "payments failed",
+        "payments reversed",
+        "refunds succeeded",
+        "refunds failed",
+        "invoices paid",
+        "invoices void",
+        "charges void",
+        "manual entries",
+        "manual entries reversing",
+    ] {
         assert!(stats.get(k).is_some_and(|n| *n > 0), "no case reached {k}: {stats:?}");
     }
     assert!(stats["refusals"] >= 10, "{stats:?}");

@@ -7,7 +7,11 @@ use serde_json::json;
 
 async fn property(app: &TestApp, key: &str) -> String {
     let p = app
-        .create(key, "properties", json!({ "name": "P", "kind": "residential", "address": { "line1": "1 A St", "city": "Boise", "country": "US" } }))
+        .create(
+            key,
+            "properties",
+            json!({ "name": "P", "kind": "residential", "address": { "line1": "1 A St", "city": "Boise", "country": "US" } }),
+        )
         .await;
     p["id"].as_str().unwrap().to_string()
 }
@@ -88,7 +92,8 @@ async fn filters_with_every_operator(app: &TestApp) {
     let p = property(app, &t.test_key).await;
     let b = app.create(&t.test_key, "buildings", json!({ "property_id": p, "name": "B" })).await;
     for i in 0..6 {
-        let mut body = json!({ "property_id": p, "number": format!("U{i}"), "bedrooms": i, "market_rent": 1000 + i * 100, "currency": "USD" });
+        let mut body =
+            json!({ "property_id": p, "number": format!("U{i}"), "bedrooms": i, "market_rent": 1000 + i * 100, "currency": "USD" });
         if i % 2 == 0 {
             body["building_id"] = b["id"].clone();
         }
@@ -164,11 +169,21 @@ async fn bad_list_parameters_are_named(app: &TestApp) {
     let i = bytes.len() / 3;
     bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
     let tampered = String::from_utf8(bytes).unwrap();
-    app.call(&t.test_key, "GET", &format!("/v1/units?limit=1&sort=number&cursor={}", urlencode(&tampered)), None).await.assert_error(400, "invalid_cursor");
-    app.call(&t.test_key, "GET", &format!("/v1/units?limit=1&sort=-number&cursor={}", urlencode(&cursor)), None).await.assert_error(400, "invalid_cursor");
-    app.call(&t.test_key, "GET", &format!("/v1/units?limit=1&sort=number&filter[bedrooms]=1&cursor={}", urlencode(&cursor)), None).await.assert_error(400, "invalid_cursor");
-    app.call(&t.test_key, "GET", &format!("/v1/leases?limit=1&sort=number&cursor={}", urlencode(&cursor)), None).await.assert_error(400, "invalid_parameter");
+    app.call(&t.test_key, "GET", &format!("/v1/units?limit=1&sort=number&cursor={}", urlencode(&tampered)), None)
+        .await
+        .assert_error(400, "invalid_cursor");
+    app.call(&t.test_key, "GET", &format!("/v1/units?limit=1&sort=-number&cursor={}", urlencode(&cursor)), None)
+        .await
+        .assert_error(400, "invalid_cursor");
+    app.call(&t.test_key, "GET", &format!("/v1/units?limit=1&sort=number&filter[bedrooms]=1&cursor={}", urlencode(&cursor)), None)
+        .await
+        .assert_error(400, "invalid_cursor");
+    app.call(&t.test_key, "GET", &format!("/v1/leases?limit=1&sort=number&cursor={}", urlencode(&cursor)), None)
+        .await
+        .assert_error(400, "invalid_parameter");
     let other = app.tenant("B").await;
-    app.call(&other.test_key, "GET", &format!("/v1/units?limit=1&sort=number&cursor={}", urlencode(&cursor)), None).await.assert_error(400, "invalid_cursor");
+    app.call(&other.test_key, "GET", &format!("/v1/units?limit=1&sort=number&cursor={}", urlencode(&cursor)), None)
+        .await
+        .assert_error(400, "invalid_cursor");
 }
 both!(bad_list_parameters_are_named);

@@ -25,12 +25,22 @@ struct Case {
 }
 
 fn cases() -> impl Strategy<Value = Case> {
-    (prop::collection::vec((0u8..4, 0u8..3, 0u8..3), 1..40), 1u32..7, 0..SORTS.len()).prop_map(|(rows, limit, sort)| Case { rows, limit, sort })
+    (prop::collection::vec((0u8..4, 0u8..3, 0u8..3), 1..40), 1u32..7, 0..SORTS.len()).prop_map(|(rows, limit, sort)| Case {
+        rows,
+        limit,
+        sort,
+    })
 }
 
 async fn check(app: &TestApp, case: Case) -> Result<(), TestCaseError> {
     let t = app.tenant("P").await;
-    let p = app.create(&t.test_key, "properties", json!({ "name": "P", "kind": "mixed", "address": { "line1": "1", "city": "X", "country": "US" } })).await;
+    let p = app
+        .create(
+            &t.test_key,
+            "properties",
+            json!({ "name": "P", "kind": "mixed", "address": { "line1": "1", "city": "X", "country": "US" } }),
+        )
+        .await;
     let pid: Uuid = p["id"].as_str().unwrap().parse().unwrap();
     let u = app.create(&t.test_key, "units", json!({ "property_id": pid, "number": "1" })).await;
     let uid: Uuid = u["id"].as_str().unwrap().parse().unwrap();

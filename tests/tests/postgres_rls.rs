@@ -15,7 +15,9 @@ async fn row_level_security_walls_off_other_tenants() {
     }
     let mut c = PgConnection::connect(&app.database_url).await.unwrap();
     let mut tx = c.begin().await.unwrap();
-    tx.execute(format!("SELECT set_config('role', 'gable_app', true), set_config('gable.tenant_id', '{}', true)", a.id).as_str()).await.unwrap();
+    tx.execute(format!("SELECT set_config('role', 'gable_app', true), set_config('gable.tenant_id', '{}', true)", a.id).as_str())
+        .await
+        .unwrap();
     let rows = sqlx::query("SELECT name FROM vendors").fetch_all(&mut *tx).await.unwrap();
     let names: Vec<String> = rows.iter().map(|r| r.get("name")).collect();
     assert_eq!(names, ["A vendor"]);

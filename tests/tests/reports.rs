@@ -22,7 +22,13 @@ async fn act(app: &TestApp, key: &str, resource: &str, id: &str, action: &str) -
 }
 
 async fn property(app: &TestApp, key: &str, name: &str) -> String {
-    id(&app.create(key, "properties", json!({ "name": name, "kind": "residential", "address": { "line1": "1 Main St", "city": "Portland", "country": "US" } })).await)
+    id(&app
+        .create(
+            key,
+            "properties",
+            json!({ "name": name, "kind": "residential", "address": { "line1": "1 Main St", "city": "Portland", "country": "US" } }),
+        )
+        .await)
 }
 
 async fn unit(app: &TestApp, key: &str, property: &str, number: &str) -> String {
@@ -41,7 +47,9 @@ async fn active_lease(app: &TestApp, key: &str, unit: &str, start: NaiveDate, en
     }
     let lease = id(&app.create(key, "leases", body).await);
     act(app, key, "leases", &lease, "send").await;
-    let sig = id(&app.create(key, "signatures", json!({ "lease_id": lease, "signer_name": "Lee Lessee", "signer_email": "lee@example.com" })).await);
+    let sig = id(&app
+        .create(key, "signatures", json!({ "lease_id": lease, "signer_name": "Lee Lessee", "signer_email": "lee@example.com" }))
+        .await);
     act(app, key, "signatures", &sig, "sign").await;
     let r = app.call(key, "GET", &format!("/v1/leases/{lease}"), None).await;
     assert_eq!(r.body["data"]["status"], "signed", "the only signature signs the lease");
@@ -51,12 +59,20 @@ async fn active_lease(app: &TestApp, key: &str, unit: &str, start: NaiveDate, en
 }
 
 async fn charge(app: &TestApp, key: &str, lease: &str, kind: &str, amount: Value, currency: &str, due: NaiveDate) -> String {
-    id(&app.create(key, "charges", json!({ "lease_id": lease, "kind": kind, "amount": amount, "currency": currency, "due_date": due.to_string() })).await)
+    id(&app
+        .create(
+            key,
+            "charges",
+            json!({ "lease_id": lease, "kind": kind, "amount": amount, "currency": currency, "due_date": due.to_string() }),
+        )
+        .await)
 }
 
 /// An invoice of the lease, opened unless `draft`.
 async fn invoice(app: &TestApp, key: &str, lease: &str, amount: Value, currency: &str, due: NaiveDate, open: bool) -> String {
-    let i = id(&app.create(key, "invoices", json!({ "lease_id": lease, "amount_due": amount, "currency": currency, "due_date": due.to_string() })).await);
+    let i = id(&app
+        .create(key, "invoices", json!({ "lease_id": lease, "amount_due": amount, "currency": currency, "due_date": due.to_string() }))
+        .await);
     if open {
         act(app, key, "invoices", &i, "open").await;
     }
@@ -102,7 +118,11 @@ async fn report(app: &TestApp, key: &str, kind: &str, parameters: Value) -> Valu
 }
 
 fn find<'a>(rows: &'a Value, field: &str, value: &str) -> &'a Value {
-    rows.as_array().expect("rows").iter().find(|r| r[field] == json!(value)).unwrap_or_else(|| panic!("no row with {field} = {value} in {rows}"))
+    rows.as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r[field] == json!(value))
+        .unwrap_or_else(|| panic!("no row with {field} = {value} in {rows}"))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -123,17 +143,29 @@ async fn rent_roll_lists_units_leases_and_balances(app: &TestApp) {
     charge(app, k, &l1, "rent", json!(1450), "USD", d(30)).await; // not due yet
     let fee = charge(app, k, &l1, "fee", json!(50), "USD", d(-5)).await;
     act(app, k, "charges", &fee, "void").await; // void: not owed
-    let i1 = id(&app.create(k, "invoices", json!({ "lease_id": l1, "charge_ids": [c_old], "amount_due": 1450, "currency": "USD", "due_date": d(-31).to_string() })).await);
+    let i1 = id(&app
+        .create(
+            k,
+            "invoices",
+            json!({ "lease_id": l1, "charge_ids": [c_old], "amount_due": 1450, "currency": "USD", "due_date": d(-31).to_string() }),
+        )
+        .await);
     act(app, k, "invoices", &i1, "open").await;
     payment(app, k, Some(&i1), json!(1450), "USD", "succeed").await;
-    let i2 = id(&app.create(k, "invoices", json!({ "lease_id": l1, "charge_ids": [c_now], "amount_due": 1450, "currency": "USD", "due_date": d(0).to_string() })).await);
+    let i2 = id(&app
+        .create(
+            k,
+            "invoices",
+            json!({ "lease_id": l1, "charge_ids": [c_now], "amount_due": 1450, "currency": "USD", "due_date": d(0).to_string() }),
+        )
+        .await);
     act(app, k, "invoices", &i2, "open").await;
     payment(app, k, Some(&i2), json!(1000), "USD", "succeed").await;
     payment(app, k, Some(&i2), json!(200), "USD", "fail").await; // failed: not paid
     let reversed = payment(app, k, Some(&i2), json!(300), "USD", "succeed").await;
     act(app, k, "payments", &reversed, "reverse").await; // reversed: not paid
     payment(app, k, None, json!(500), "USD", "succeed").await; // not to the lease's invoices
-    // 1B: a lease that ended ten days ago.
+                                                               // 1B: a lease that ended ten days ago.
     let l2 = active_lease(app, k, &u1b, d(-100), Some(d(-10)), json!({ "rent": 1200, "currency": "USD" })).await;
     charge(app, k, &l2, "rent", json!(1200), "USD", d(-40)).await;
     act(app, k, "leases", &l2, "end").await;
@@ -166,7 +198,10 @@ async fn rent_roll_lists_units_leases_and_balances(app: &TestApp) {
     assert_eq!(b["status"], "vacant", "an ended lease is not in force after its end: {b}");
     assert!(b["lease_id"].is_null() && b["rent"].is_null() && b["balance"].is_null(), "{b}");
     let c = find(rows, "unit_id", &u2a);
-    assert_eq!((c["status"].clone(), c["currency"].clone(), c["rent"].clone(), c["deposit"].clone()), (json!("occupied"), json!("JPY"), json!(120000), json!(240000)));
+    assert_eq!(
+        (c["status"].clone(), c["currency"].clone(), c["rent"].clone(), c["deposit"].clone()),
+        (json!("occupied"), json!("JPY"), json!(120000), json!(240000))
+    );
     assert_eq!(c["balance"], json!(100000));
     assert!(c["lease_end"].is_null());
     assert_eq!(
@@ -193,7 +228,11 @@ async fn rent_roll_lists_units_leases_and_balances(app: &TestApp) {
     // Earlier: 1B's lease was in force (ended leases count up to their end date).
     let r = report(app, k, "rent_roll", json!({ "as_of": d(-20).to_string() })).await;
     let b = find(&r["rows"], "unit_id", &u1b);
-    assert_eq!((b["status"].clone(), b["lease_id"].clone(), b["rent"].clone(), b["balance"].clone()), (json!("occupied"), json!(l2), json!(1200), json!(1200)), "{b}");
+    assert_eq!(
+        (b["status"].clone(), b["lease_id"].clone(), b["rent"].clone(), b["balance"].clone()),
+        (json!("occupied"), json!(l2), json!(1200), json!(1200)),
+        "{b}"
+    );
     assert_eq!(r["leased_units"], json!(3));
     // Before 1A's lease started, and before 2A's: only 1B was let.
     let r = report(app, k, "rent_roll", json!({ "as_of": d(-61).to_string() })).await;
@@ -230,7 +269,8 @@ async fn occupancy_counts_tenancies_and_stays(app: &TestApp) {
     let c = id(&app.create(k, "bookings", json!({ "unit_id": u[2], "check_in": d(0).to_string(), "check_out": d(2).to_string() })).await);
     act(app, k, "bookings", &c, "confirm").await;
     // D: an upcoming tenancy of a draft lease.
-    let ld = id(&app.create(k, "leases", json!({ "unit_id": u[3], "start_date": d(-5).to_string(), "rent": 900, "currency": "USD" })).await);
+    let ld =
+        id(&app.create(k, "leases", json!({ "unit_id": u[3], "start_date": d(-5).to_string(), "rent": 900, "currency": "USD" })).await);
     let td = app.create(k, "tenancies", json!({ "lease_id": ld, "unit_id": u[3], "move_in_date": d(-5).to_string() })).await;
     assert_eq!(td["status"], "upcoming");
     // E: moved out today.
@@ -243,7 +283,11 @@ async fn occupancy_counts_tenancies_and_stays(app: &TestApp) {
 
     let check = |r: &Value, p: &str, units: u64, occupied: u64, rate: f64| {
         let row = if p == "total" { &r["total"] } else { find(&r["properties"], "property_id", p) };
-        assert_eq!((row["units"].clone(), row["occupied"].clone(), row["vacant"].clone()), (json!(units), json!(occupied), json!(units - occupied)), "{p}: {r}");
+        assert_eq!(
+            (row["units"].clone(), row["occupied"].clone(), row["vacant"].clone()),
+            (json!(units), json!(occupied), json!(units - occupied)),
+            "{p}: {r}"
+        );
         assert_eq!(num(&row["occupancy_rate"]), rate, "{p}: {r}");
     };
     let r = report(app, k, "occupancy", json!(null)).await;
@@ -278,8 +322,20 @@ async fn delinquency_ages_open_invoices(app: &TestApp) {
     let today = app.clock.today();
     let d = |n: i64| today + Duration::days(n);
     let p = property(app, k, "Maple Court").await;
-    let lease = id(&app.create(k, "leases", json!({ "unit_id": unit(app, k, &p, "1A").await, "start_date": d(-500).to_string(), "rent": 100, "currency": "USD" })).await);
-    let yen = id(&app.create(k, "leases", json!({ "unit_id": unit(app, k, &p, "1B").await, "start_date": d(-500).to_string(), "rent": 5000, "currency": "JPY" })).await);
+    let lease = id(&app
+        .create(
+            k,
+            "leases",
+            json!({ "unit_id": unit(app, k, &p, "1A").await, "start_date": d(-500).to_string(), "rent": 100, "currency": "USD" }),
+        )
+        .await);
+    let yen = id(&app
+        .create(
+            k,
+            "leases",
+            json!({ "unit_id": unit(app, k, &p, "1B").await, "start_date": d(-500).to_string(), "rent": 5000, "currency": "JPY" }),
+        )
+        .await);
     // (days past due today, amount due): bucket boundaries on both sides.
     let aged = [(1, 101), (30, 130), (31, 131), (60, 160), (61, 161), (90, 190), (91, 191), (400, 400)];
     let mut ids = vec![];
@@ -318,7 +374,10 @@ async fn delinquency_ages_open_invoices(app: &TestApp) {
             _ => "over_90",
         };
         assert_eq!((row["days_overdue"].clone(), row["bucket"].clone()), (json!(days), json!(bucket)), "{row}");
-        assert_eq!((row["amount_due"].clone(), row["amount_paid"].clone(), row["outstanding"].clone()), (json!(amount), json!(0), json!(amount)));
+        assert_eq!(
+            (row["amount_due"].clone(), row["amount_paid"].clone(), row["outstanding"].clone()),
+            (json!(amount), json!(0), json!(amount))
+        );
         assert_eq!((row["lease_id"].clone(), row["property_id"].clone(), row["currency"].clone()), (json!(lease), json!(p), json!("USD")));
         assert_eq!(row["due_date"], json!(d(-days).to_string()));
     }
@@ -374,8 +433,20 @@ async fn ledger_report_is_the_trial_balance(app: &TestApp) {
     let today = app.clock.today();
     let d = |n: i64| today + Duration::days(n);
     let (p1, p2) = (property(app, k, "Maple Court").await, property(app, k, "Birch House").await);
-    let l1 = id(&app.create(k, "leases", json!({ "unit_id": unit(app, k, &p1, "1A").await, "start_date": d(-60).to_string(), "rent": 1450, "currency": "USD" })).await);
-    let l2 = id(&app.create(k, "leases", json!({ "unit_id": unit(app, k, &p2, "2A").await, "start_date": d(-60).to_string(), "rent": 50000, "currency": "JPY" })).await);
+    let l1 = id(&app
+        .create(
+            k,
+            "leases",
+            json!({ "unit_id": unit(app, k, &p1, "1A").await, "start_date": d(-60).to_string(), "rent": 1450, "currency": "USD" }),
+        )
+        .await);
+    let l2 = id(&app
+        .create(
+            k,
+            "leases",
+            json!({ "unit_id": unit(app, k, &p2, "2A").await, "start_date": d(-60).to_string(), "rent": 50000, "currency": "JPY" }),
+        )
+        .await);
     charge(app, k, &l1, "rent", json!(1450), "USD", d(-10)).await;
     charge(app, k, &l1, "fee", json!(35.5), "USD", d(10)).await; // posted on its due date, later
     let inv = invoice(app, k, &l1, json!(1450), "USD", d(-10), true).await;
@@ -400,7 +471,10 @@ async fn ledger_report_is_the_trial_balance(app: &TestApp) {
                 let m = |v: i64| if v % scale as i64 == 0 { json!(v / scale as i64) } else { json!(v as f64 / scale) };
                 let rows: Vec<_> = sums.iter().filter(|s| s.currency == cur).collect();
                 let (dr, cr) = rows.iter().fold((0, 0), |(a, b), s| (a + s.debit, b + s.credit));
-                let accounts: Vec<Value> = rows.iter().map(|s| json!({ "account": s.account, "debit": m(s.debit), "credit": m(s.credit), "balance": m(s.debit - s.credit) })).collect();
+                let accounts: Vec<Value> = rows
+                    .iter()
+                    .map(|s| json!({ "account": s.account, "debit": m(s.debit), "credit": m(s.credit), "balance": m(s.debit - s.credit) }))
+                    .collect();
                 currencies.push(json!({ "currency": cur, "accounts": accounts, "debit": m(dr), "credit": m(cr), "balanced": dr == cr }));
             }
             json!({ "as_of": as_of.to_string(), "currencies": currencies, "balanced": true })
@@ -411,7 +485,10 @@ async fn ledger_report_is_the_trial_balance(app: &TestApp) {
     assert_eq!(r["balanced"], json!(true));
     let usd = find(&r["currencies"], "currency", "USD");
     let acct = |a: &str| usd["accounts"].as_array().unwrap().iter().find(|x| x["account"] == a).cloned();
-    assert_eq!(acct("accounts_receivable"), Some(json!({ "account": "accounts_receivable", "debit": 1450, "credit": 1000, "balance": 450 })));
+    assert_eq!(
+        acct("accounts_receivable"),
+        Some(json!({ "account": "accounts_receivable", "debit": 1450, "credit": 1000, "balance": 450 }))
+    );
     assert_eq!(acct("cash"), Some(json!({ "account": "cash", "debit": 1000, "credit": 100, "balance": 900 })));
     assert_eq!(acct("rent_income").unwrap()["balance"], json!(-1450));
     assert_eq!(acct("refunds").unwrap()["balance"], json!(100));
@@ -514,7 +591,10 @@ async fn a_report_is_queued_completed_and_then_fixed(app: &TestApp) {
     let r = app.call(k, "PATCH", &format!("/v1/reports/{rid}"), Some(json!({ "metadata": { "by": "someone else" } }))).await;
     assert_eq!(r.status, 200, "metadata may change: {}", r.text);
     let after = wait(app, k, &rid).await;
-    assert_eq!((after["status"].clone(), after["result"].clone(), after["completed_at"].clone()), (done["status"].clone(), done["result"].clone(), done["completed_at"].clone()));
+    assert_eq!(
+        (after["status"].clone(), after["result"].clone(), after["completed_at"].clone()),
+        (done["status"].clone(), done["result"].clone(), done["completed_at"].clone())
+    );
     // Actions: reports have none.
     app.call(k, "POST", &format!("/v1/reports/{rid}/complete"), None).await.assert_error(404, "not_found");
 
@@ -523,9 +603,18 @@ async fn a_report_is_queued_completed_and_then_fixed(app: &TestApp) {
     // Each kind completes on an empty tenant with an empty result.
     let empty = app.tenant("C").await;
     let today = app.clock.today().to_string();
-    assert_eq!(report(app, &empty.test_key, "rent_roll", json!({})).await, json!({ "as_of": today, "units": 0, "leased_units": 0, "vacant_units": 0, "rows": [], "totals": [] }));
-    assert_eq!(report(app, &empty.test_key, "occupancy", json!({})).await, json!({ "as_of": today, "properties": [], "total": { "units": 0, "occupied": 0, "vacant": 0, "occupancy_rate": 0 } }));
-    assert_eq!(report(app, &empty.test_key, "delinquency", json!({})).await, json!({ "as_of": today, "invoices": 0, "rows": [], "totals": [] }));
+    assert_eq!(
+        report(app, &empty.test_key, "rent_roll", json!({})).await,
+        json!({ "as_of": today, "units": 0, "leased_units": 0, "vacant_units": 0, "rows": [], "totals": [] })
+    );
+    assert_eq!(
+        report(app, &empty.test_key, "occupancy", json!({})).await,
+        json!({ "as_of": today, "properties": [], "total": { "units": 0, "occupied": 0, "vacant": 0, "occupancy_rate": 0 } })
+    );
+    assert_eq!(
+        report(app, &empty.test_key, "delinquency", json!({})).await,
+        json!({ "as_of": today, "invoices": 0, "rows": [], "totals": [] })
+    );
     assert_eq!(report(app, &empty.test_key, "ledger", json!({})).await, json!({ "as_of": today, "currencies": [], "balanced": true }));
 }
 both!(a_report_is_queued_completed_and_then_fixed);
@@ -551,7 +640,10 @@ async fn a_terminated_lease_is_not_in_force_after_termination(app: &TestApp) {
         let r = report(app, k, "rent_roll", json!({ "as_of": as_of.to_string() })).await;
         let row = find(&r["rows"], "unit_id", unit);
         if row["status"] != want {
-            problems.push(format!("lease {lease} (terminated on {today}), rent_roll as_of {as_of}: {} but expected {want}; row {row}", row["status"]));
+            problems.push(format!(
+                "lease {lease} (terminated on {today}), rent_roll as_of {as_of}: {} but expected {want}; row {row}",
+                row["status"]
+            ));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -567,11 +659,22 @@ async fn a_balance_never_adds_two_currencies(app: &TestApp) {
     let p = property(app, k, "Maple Court").await;
     let u = unit(app, k, &p, "1A").await;
     let lease = active_lease(app, k, &u, today - Duration::days(10), None, json!({ "rent": 1000, "currency": "USD" })).await;
-    let r = app.call(k, "POST", "/v1/charges", Some(json!({ "lease_id": lease, "kind": "fee", "amount": 5000, "currency": "JPY", "due_date": today.to_string() }))).await;
+    let r = app
+        .call(
+            k,
+            "POST",
+            "/v1/charges",
+            Some(json!({ "lease_id": lease, "kind": "fee", "amount": 5000, "currency": "JPY", "due_date": today.to_string() })),
+        )
+        .await;
     if r.status == 201 {
         let rr = report(app, k, "rent_roll", json!({})).await;
         let row = find(&rr["rows"], "unit_id", &u);
-        assert_eq!(row["balance"], json!(0), "a JPY 5000 charge on a USD lease (POST /v1/charges answered 201) shows in the USD balance: {row}");
+        assert_eq!(
+            row["balance"],
+            json!(0),
+            "a JPY 5000 charge on a USD lease (POST /v1/charges answered 201) shows in the USD balance: {row}"
+        );
     } else {
         r.assert_error(400, "validation_failed");
         assert_eq!(r.param(), "currency");

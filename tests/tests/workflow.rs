@@ -90,7 +90,9 @@ async fn fresh(app: &TestApp, key: &str, w: &world::World, collection: &str) -> 
         "screening" => json!({ "application_id": id("applications") }),
         "leases" => json!({ "unit_id": id("units"), "start_date": "2027-01-01", "rent": 10, "currency": "USD" }),
         "signatures" => {
-            let lease = app.create(key, "leases", json!({ "unit_id": id("units"), "start_date": "2027-01-01", "rent": 10, "currency": "USD" })).await;
+            let lease = app
+                .create(key, "leases", json!({ "unit_id": id("units"), "start_date": "2027-01-01", "rent": 10, "currency": "USD" }))
+                .await;
             let lease = lease["id"].as_str().unwrap();
             assert_eq!(app.call(key, "POST", &format!("/v1/leases/{lease}/send"), None).await.status, 200);
             json!({ "lease_id": lease, "signer_name": "S", "signer_email": "s@example.com" })
@@ -109,7 +111,9 @@ async fn fresh(app: &TestApp, key: &str, w: &world::World, collection: &str) -> 
         }
         "workorders" => json!({ "property_id": id("properties"), "title": "W" }),
         "inspections" => json!({ "unit_id": id("units"), "kind": "routine" }),
-        "purchase-orders" => json!({ "vendor_id": id("vendors"), "lines": [{ "description": "x", "quantity": 1, "unit_amount": 1 }], "currency": "USD" }),
+        "purchase-orders" => {
+            json!({ "vendor_id": id("vendors"), "lines": [{ "description": "x", "quantity": 1, "unit_amount": 1 }], "currency": "USD" })
+        }
         "tasks" => json!({ "title": "T" }),
         other => panic!("no fresh {other}"),
     };
@@ -137,7 +141,8 @@ async fn every_transition_from_every_state(app: &TestApp) {
             id
         };
         let first = fresh(app, key, w, m.collection).await;
-        let initial = app.call(key, "GET", &format!("/v1/{}/{first}", m.collection), None).await.body["data"]["status"].as_str().unwrap().to_string();
+        let initial =
+            app.call(key, "GET", &format!("/v1/{}/{first}", m.collection), None).await.body["data"]["status"].as_str().unwrap().to_string();
         // Breadth-first over the states the actions reach.
         let mut paths: Vec<(String, Vec<&'static gable::domain::workflow::Action>)> = vec![(initial, vec![])];
         let mut i = 0;

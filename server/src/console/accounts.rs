@@ -139,9 +139,8 @@ impl ConsoleService {
                 .await?;
             owner.get_or_insert(rec.id);
         }
-        let user = self
-            .create_record(tenant, "users", json!({ "email": email, "name": name, "role_id": owner, "status": "active" }))
-            .await?;
+        let user =
+            self.create_record(tenant, "users", json!({ "email": email, "name": name, "role_id": owner, "status": "active" })).await?;
         self.store.console_insert_credential(tenant, user.id, email, hash, self.now()).await.map_err(|e| match e {
             Error::Conflict(_) => email_taken(),
             other => store_error("storing a password")(other),
@@ -149,7 +148,13 @@ impl ConsoleService {
         self.start_session(tenant, user.id, None, true).await
     }
 
-    pub(super) async fn authenticate(&self, email: &str, password: &str, client: &str, previous: Option<&str>) -> Result<NewSession, ConsoleError> {
+    pub(super) async fn authenticate(
+        &self,
+        email: &str,
+        password: &str,
+        client: &str,
+        previous: Option<&str>,
+    ) -> Result<NewSession, ConsoleError> {
         let email = email.trim().to_lowercase();
         // Counted before anything else, so parallel guesses cannot outrun the count.
         self.throttle.attempt(&email, client).map_err(|retry_after_secs| ConsoleError::TooManyAttempts { retry_after_secs })?;
@@ -210,9 +215,8 @@ impl ConsoleService {
             return Err(email_taken());
         }
         let hash = self.hasher.hash(&form.password).await?;
-        let rec = self
-            .create_record(tenant, "users", json!({ "email": email, "name": name, "role_id": role.id, "status": "active" }))
-            .await?;
+        let rec =
+            self.create_record(tenant, "users", json!({ "email": email, "name": name, "role_id": role.id, "status": "active" })).await?;
         if let Err(e) = self.store.console_insert_credential(tenant, rec.id, &email, &hash, self.now()).await {
             // All or nothing: no user record without its password.
             let users = collection("users").ok_or(ConsoleError::Internal)?;

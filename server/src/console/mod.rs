@@ -22,7 +22,9 @@ use chrono::{DateTime, Utc};
 /// The contract this module implements (re-exported for the tests and the CLI).
 pub use gable_app::service;
 
-use gable_app::service::{ApiKeyView, Console, ConsoleError, CreatedKey, Me, NewKey, NewSession, NewUser, RoleView, ServiceAccount, SignUp, UserView};
+use gable_app::service::{
+    ApiKeyView, Console, ConsoleError, CreatedKey, Me, NewKey, NewSession, NewUser, RoleView, ServiceAccount, SignUp, UserView,
+};
 use uuid::Uuid;
 
 use crate::error::Error;

@@ -196,12 +196,8 @@ impl ConsoleService {
             Error::Validation { param, .. } if param == "scopes" => invalid("scopes", "Choose valid scopes."),
             other => store_error("creating a key")(other),
         })?;
-        let row = self
-            .store
-            .console_key(tenant, created.id)
-            .await
-            .map_err(store_error("reading a new key"))?
-            .ok_or(ConsoleError::Internal)?;
+        let row =
+            self.store.console_key(tenant, created.id).await.map_err(store_error("reading a new key"))?.ok_or(ConsoleError::Internal)?;
         tracing::info!(tenant = %tenant, key = %created.id, service_account = %account.id, by = %me.user_id, "console: API key created");
         Ok(CreatedKey { key: key_view(row), secret: created.secret })
     }

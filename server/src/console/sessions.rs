@@ -49,7 +49,13 @@ fn me(s: &StoredSession) -> Me {
 impl ConsoleService {
     /// Starts a session for a user (ending `previous`, if any: rotation) and returns
     /// its token with the user as the console sees them.
-    pub(super) async fn start_session(&self, tenant: Uuid, user: Uuid, previous: Option<&str>, signed_in: bool) -> Result<NewSession, ConsoleError> {
+    pub(super) async fn start_session(
+        &self,
+        tenant: Uuid,
+        user: Uuid,
+        previous: Option<&str>,
+        signed_in: bool,
+    ) -> Result<NewSession, ConsoleError> {
         let now = self.now();
         let token = random_token();
         let hash = token_hash(&token);
@@ -57,7 +63,15 @@ impl ConsoleService {
         let previous_hash = previous.filter(|p| !p.is_empty() && p.len() <= MAX_TOKEN_LEN).map(token_hash);
         self.store
             .console_start_session(
-                &NewSessionRow { token_hash: &hash, tenant_id: tenant, user_id: user, csrf: &csrf, livemode: false, now, expires_at: now + ABSOLUTE_TIMEOUT },
+                &NewSessionRow {
+                    token_hash: &hash,
+                    tenant_id: tenant,
+                    user_id: user,
+                    csrf: &csrf,
+                    livemode: false,
+                    now,
+                    expires_at: now + ABSOLUTE_TIMEOUT,
+                },
                 previous_hash.as_deref(),
                 now - IDLE_TIMEOUT,
                 signed_in,
@@ -103,7 +117,11 @@ impl ConsoleService {
         if self.check_session(token).await?.is_none() {
             return Err(ConsoleError::NotSignedIn);
         }
-        let found = self.store.console_set_session_livemode(&token_hash(token), livemode).await.map_err(store_error("switching the environment"))?;
+        let found = self
+            .store
+            .console_set_session_livemode(&token_hash(token), livemode)
+            .await
+            .map_err(store_error("switching the environment"))?;
         if found {
             Ok(())
         } else {

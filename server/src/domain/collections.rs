@@ -4,9 +4,7 @@
 //! Statuses that belong to a state machine are read-only here: records move between
 //! states through actions (`POST /v1/{resource}/{id}/{action}`), never by PATCH.
 
-use super::registry::{
-    Access, Collection, Default as D, Field, JsonShape, PropertyPath as P, Rule, Ty::*, Writes,
-};
+use super::registry::{Access, Collection, Default as D, Field, JsonShape, PropertyPath as P, Rule, Ty::*, Writes};
 
 const fn f(name: &'static str, ty: super::registry::Ty) -> Field {
     Field::new(name, ty)
@@ -32,13 +30,13 @@ const fn derived_property() -> Field {
         .doc("The property this record belongs to, derived from its parent records.")
 }
 const fn status(states: &'static [&'static str], initial: &'static str) -> Field {
-    f("status", Enum(states)).read_only().default(D::Str(initial)).sort()
-        .doc("Current state; changed by actions only.")
+    f("status", Enum(states)).read_only().default(D::Str(initial)).sort().doc("Current state; changed by actions only.")
 }
 const fn address() -> Field {
     f("address", Json(JsonShape::Address))
 }
 
+#[rustfmt::skip] // a table: one compact entry per collection reads better than rustfmt's layout
 pub static COLLECTIONS: &[Collection] = &[
     Collection {
         name: "organizations", object: "organization", table: "organizations",

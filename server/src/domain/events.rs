@@ -140,18 +140,15 @@ pub fn data(object: Json, previous: Map<String, Json>, extra: &[(&str, Json)]) -
 /// The attributes that differ between two renderings of a record, with their old values.
 pub fn previous_attributes(before: &Json, after: &Json) -> Map<String, Json> {
     let (Some(b), Some(a)) = (before.as_object(), after.as_object()) else { return Map::new() };
-    b.iter()
-        .filter(|(k, v)| k.as_str() != "updated_at" && a.get(k.as_str()) != Some(v))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+    b.iter().filter(|(k, v)| k.as_str() != "updated_at" && a.get(k.as_str()) != Some(v)).map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::collections::collection;
-    use serde_json::json;
     use crate::domain::workflow::machine;
+    use serde_json::json;
 
     #[test]
     fn twenty_three_contracts_each_with_a_real_cause() {

@@ -8,15 +8,7 @@ use super::value::{money_json, parse_money};
 use crate::error::{Error, Result};
 
 /// The chart of accounts every tenant books against.
-pub const ACCOUNTS: &[&str] = &[
-    "cash",
-    "accounts_receivable",
-    "deposits_held",
-    "rent_income",
-    "fee_income",
-    "utility_income",
-    "refunds",
-];
+pub const ACCOUNTS: &[&str] = &["cash", "accounts_receivable", "deposits_held", "rent_income", "fee_income", "utility_income", "refunds"];
 
 /// One line of a journal entry: exactly one of `debit` and `credit` is above zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,9 +59,7 @@ pub fn is_balanced(lines: &[Line]) -> bool {
 
 /// Lines in their API form (amounts in major units of the currency).
 pub fn to_json(lines: &[Line], currency: &str) -> Json {
-    let one = |l: &Line| {
-        json!({"account": l.account, "debit": money_json(l.debit, Some(currency)), "credit": money_json(l.credit, Some(currency))})
-    };
+    let one = |l: &Line| json!({"account": l.account, "debit": money_json(l.debit, Some(currency)), "credit": money_json(l.credit, Some(currency))});
     Json::Array(lines.iter().map(one).collect())
 }
 

@@ -132,12 +132,16 @@ impl ListQuery {
                     q.fields = Some(fs);
                 }
                 k if k.starts_with("filter[") => {
-                    let inner = bracket(k, "filter").ok_or_else(|| Error::parameter(k, "is not a parameter; use filter[<field>] or filter[<field>][<op>]"))?;
+                    let inner = bracket(k, "filter")
+                        .ok_or_else(|| Error::parameter(k, "is not a parameter; use filter[<field>] or filter[<field>][<op>]"))?;
                     let (name, op) = match inner.as_slice() {
                         [name] => (*name, Op::Eq),
-                        [name, op] => (*name, Op::parse(op).ok_or_else(|| {
-                            Error::parameter(k, format!("`{op}` is not an operator; use one of {}", Op::ALL.join(", ")))
-                        })?),
+                        [name, op] => (
+                            *name,
+                            Op::parse(op).ok_or_else(|| {
+                                Error::parameter(k, format!("`{op}` is not an operator; use one of {}", Op::ALL.join(", ")))
+                            })?,
+                        ),
                         _ => return Err(Error::parameter(k, "use filter[<field>] or filter[<field>][<op>]")),
                     };
                     let field = lookup(c, name).ok_or_else(|| Error::parameter(k, format!("`{name}` is not a field of {}", c.name)))?;
@@ -184,8 +188,7 @@ impl ListQuery {
             h.update([0, k.desc as u8]);
             h.update(k.field.name.as_bytes());
         }
-        let mut filters: Vec<String> =
-            self.filters.iter().map(|f| format!("{}\u{1}{}\u{1}{}", f.field.name, f.op.name(), f.raw)).collect();
+        let mut filters: Vec<String> = self.filters.iter().map(|f| format!("{}\u{1}{}\u{1}{}", f.field.name, f.op.name(), f.raw)).collect();
         filters.sort();
         for f in filters {
             h.update([2]);
@@ -256,11 +259,7 @@ fn parse_filter_values(k: &str, field: &'static Field, op: Op, raw: &str, curren
             _ => Err(Error::parameter(k, "must be true or false")),
         };
     }
-    let parts: Vec<&str> = if matches!(op, Op::In | Op::Nin) {
-        raw.split(',').collect()
-    } else {
-        vec![raw]
-    };
+    let parts: Vec<&str> = if matches!(op, Op::In | Op::Nin) { raw.split(',').collect() } else { vec![raw] };
     if parts.len() > 100 {
         return Err(Error::parameter(k, "at most 100 values"));
     }
@@ -319,7 +318,13 @@ mod tests {
 
     #[test]
     fn parses_sort_filters_and_fields() {
-        let l = q(&[("sort", "-start_date,created_at"), ("filter[status]", "active"), ("filter[end_date][lt]", "2027-01-01"), ("fields[leases]", "id,status")]).unwrap();
+        let l = q(&[
+            ("sort", "-start_date,created_at"),
+            ("filter[status]", "active"),
+            ("filter[end_date][lt]", "2027-01-01"),
+            ("fields[leases]", "id,status"),
+        ])
+        .unwrap();
         assert_eq!(l.sort.len(), 3);
         assert_eq!(l.sort[2].field.name, "id");
         assert!(!l.sort[2].desc);

@@ -3,8 +3,8 @@
 
 pub mod collections;
 pub mod cursor;
-pub mod flow_tokens;
 pub mod events;
+pub mod flow_tokens;
 pub mod ledger;
 pub mod list;
 pub mod record;

@@ -11,7 +11,9 @@ use crate::error::Error;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Ty {
     /// A single-line string of at most `max` characters.
-    Str { max: usize },
+    Str {
+        max: usize,
+    },
     /// Free text of at most 10,000 characters.
     Text,
     Email,
@@ -20,9 +22,15 @@ pub enum Ty {
     /// An origin: scheme, host and optional port, nothing else.
     Origin,
     Enum(&'static [&'static str]),
-    Int { min: i64, max: i64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
     /// A non-money quantity (area, bathrooms). Money is never a float: see `Money`.
-    Num { min: f64, max: f64 },
+    Num {
+        min: f64,
+        max: f64,
+    },
     /// A decimal amount in the currency's major unit, stored as integer minor units.
     /// Requires a `currency` field on the same collection.
     Money,
@@ -36,7 +44,9 @@ pub enum Ty {
     /// A free-form id (a polymorphic reference that is not a foreign key).
     Uuid,
     /// A list of short strings (scopes, event names).
-    StrList { max_items: usize },
+    StrList {
+        max_items: usize,
+    },
     /// A list of ids of the named collection.
     RefList(&'static str),
     /// A structured JSON value with a known shape.
@@ -98,16 +108,7 @@ pub struct Field {
 
 impl Field {
     pub const fn new(name: &'static str, ty: Ty) -> Self {
-        Field {
-            name,
-            ty,
-            required: false,
-            access: Access::Write,
-            default: Default::None,
-            filterable: false,
-            sortable: false,
-            doc: "",
-        }
+        Field { name, ty, required: false, access: Access::Write, default: Default::None, filterable: false, sortable: false, doc: "" }
     }
     pub const fn required(mut self) -> Self {
         self.required = true;

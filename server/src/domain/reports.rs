@@ -37,11 +37,16 @@ impl Parameters {
                     p.property_id = Some(Uuid::parse_str(s).map_err(|_| Error::validation("parameters.property_id", "must be a uuid"))?);
                 }
                 ("as_of", Json::String(s)) => {
-                    p.as_of = Some(super::value::parse_date(s).ok_or_else(|| Error::validation("parameters.as_of", "must be a date, e.g. 2026-11-30"))?);
+                    p.as_of = Some(
+                        super::value::parse_date(s)
+                            .ok_or_else(|| Error::validation("parameters.as_of", "must be a date, e.g. 2026-11-30"))?,
+                    );
                 }
                 ("property_id", _) => return Err(Error::validation("parameters.property_id", "must be a uuid")),
                 ("as_of", _) => return Err(Error::validation("parameters.as_of", "must be a date, e.g. 2026-11-30")),
-                (other, _) => return Err(Error::validation(format!("parameters.{other}"), "is not a report parameter; allowed: property_id, as_of")),
+                (other, _) => {
+                    return Err(Error::validation(format!("parameters.{other}"), "is not a report parameter; allowed: property_id, as_of"))
+                }
             }
         }
         Ok(p)
@@ -79,7 +84,9 @@ fn occupying(t: &Record, on: NaiveDate) -> bool {
 
 /// Was the booking's guest in the unit on the night of the day?
 fn staying(b: &Record, on: NaiveDate) -> bool {
-    matches!(b.status(), "checked_in" | "checked_out") && date(b, "check_in").is_some_and(|d| d <= on) && date(b, "check_out").is_some_and(|d| d > on)
+    matches!(b.status(), "checked_in" | "checked_out")
+        && date(b, "check_in").is_some_and(|d| d <= on)
+        && date(b, "check_out").is_some_and(|d| d > on)
 }
 
 /// Units occupied on the day, by a tenancy or a short stay.
@@ -98,7 +105,8 @@ pub fn occupancy(on: NaiveDate, units: &[Record], tenancies: &[Record], bookings
         e.0 += 1;
         e.1 += usize::from(occupied.contains(&u.id));
     }
-    let row = |units: usize, occ: usize| json!({"units": units, "occupied": occ, "vacant": units - occ, "occupancy_rate": rate(occ, units)});
+    let row =
+        |units: usize, occ: usize| json!({"units": units, "occupied": occ, "vacant": units - occ, "occupancy_rate": rate(occ, units)});
     let properties: Vec<Json> = per
         .iter()
         .map(|(p, (n, o))| {
@@ -190,18 +198,22 @@ pub fn delinquency(on: NaiveDate, invoices: &[Record]) -> Json {
         let t = totals.entry(cur.clone()).or_default();
         t[0] += outstanding;
         t[b + 1] += outstanding;
-        rows.push((days, json!({
-            "invoice_id": i.id, "lease_id": uuid(i, "lease_id"), "booking_id": uuid(i, "booking_id"),
-            "property_id": uuid(i, "property_id"), "due_date": due.to_string(), "days_overdue": days, "bucket": BUCKETS[b].0,
-            "currency": cur, "amount_due": money_json(i.money("amount_due"), Some(&cur)),
-            "amount_paid": money_json(i.money("amount_paid"), Some(&cur)), "outstanding": money_json(outstanding, Some(&cur)),
-        })));
+        rows.push((
+            days,
+            json!({
+                "invoice_id": i.id, "lease_id": uuid(i, "lease_id"), "booking_id": uuid(i, "booking_id"),
+                "property_id": uuid(i, "property_id"), "due_date": due.to_string(), "days_overdue": days, "bucket": BUCKETS[b].0,
+                "currency": cur, "amount_due": money_json(i.money("amount_due"), Some(&cur)),
+                "amount_paid": money_json(i.money("amount_paid"), Some(&cur)), "outstanding": money_json(outstanding, Some(&cur)),
+            }),
+        ));
     }
     rows.sort_by_key(|r| std::cmp::Reverse(r.0));
     let totals: Vec<Json> = totals
         .iter()
         .map(|(c, t)| {
-            let by: serde_json::Map<String, Json> = BUCKETS.iter().enumerate().map(|(k, (n, _, _))| ((*n).to_string(), money_json(t[k + 1], Some(c)))).collect();
+            let by: serde_json::Map<String, Json> =
+                BUCKETS.iter().enumerate().map(|(k, (n, _, _))| ((*n).to_string(), money_json(t[k + 1], Some(c)))).collect();
             json!({"currency": c, "outstanding": money_json(t[0], Some(c)), "by_bucket": by})
         })
         .collect();
@@ -258,7 +270,10 @@ mod tests {
     #[test]
     fn trial_balance_sums_per_currency() {
         let s = |a: &str, d, c| AccountSum { currency: "USD".into(), account: a.into(), debit: d, credit: c };
-        let tb = trial_balance(NaiveDate::from_ymd_opt(2026, 1, 1).unwrap(), &[s("cash", 500, 0), s("accounts_receivable", 1000, 500), s("rent_income", 0, 1000)]);
+        let tb = trial_balance(
+            NaiveDate::from_ymd_opt(2026, 1, 1).unwrap(),
+            &[s("cash", 500, 0), s("accounts_receivable", 1000, 500), s("rent_income", 0, 1000)],
+        );
         assert_eq!(tb["balanced"], json!(true));
         assert_eq!(tb["currencies"][0]["debit"], json!(15));
         assert_eq!(tb["currencies"][0]["accounts"][0]["account"], json!("accounts_receivable"));

@@ -26,10 +26,7 @@ enum Mode {
 }
 
 fn body_object(body: &Json) -> Result<&Map<String, Json>> {
-    body.as_object().ok_or_else(|| Error::InvalidRequest {
-        message: "the request body must be a JSON object".into(),
-        param: None,
-    })
+    body.as_object().ok_or_else(|| Error::InvalidRequest { message: "the request body must be a JSON object".into(), param: None })
 }
 
 /// Validates a create body; applies defaults.
@@ -150,7 +147,8 @@ fn finish_money(c: &Collection, ch: &mut Changes, current: Option<&Record>) -> R
     for f in c.fields.iter().filter(|f| f.ty == Ty::Money) {
         let Some(v) = ch.values.get_mut(f.name) else { continue };
         if let Val::Json(raw) = v {
-            let cur = currency.as_deref().ok_or_else(|| Error::validation("currency", format!("is required when `{}` is given", f.name)))?;
+            let cur =
+                currency.as_deref().ok_or_else(|| Error::validation("currency", format!("is required when `{}` is given", f.name)))?;
             *v = Val::Money(parse_money(f.name, raw, cur)?);
         }
     }

@@ -193,12 +193,13 @@ pub fn from_json(field: &Field, raw: &Json) -> Result<Val> {
         Ty::Origin => {
             let s = string(p, raw, 2048)?;
             match url::Url::parse(&s) {
-                Ok(u) if matches!(u.scheme(), "http" | "https")
-                    && u.host().is_some()
-                    && u.path() == "/"
-                    && u.query().is_none()
-                    && !s.trim_end_matches('/').contains(['?', '#'])
-                    && s.trim_end_matches('/').matches('/').count() == 2 =>
+                Ok(u)
+                    if matches!(u.scheme(), "http" | "https")
+                        && u.host().is_some()
+                        && u.path() == "/"
+                        && u.query().is_none()
+                        && !s.trim_end_matches('/').contains(['?', '#'])
+                        && s.trim_end_matches('/').matches('/').count() == 2 =>
                 {
                     Val::Str(u.origin().ascii_serialization())
                 }

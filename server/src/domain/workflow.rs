@@ -30,7 +30,10 @@ pub struct Action {
 pub enum Input {
     None,
     /// Fields of the record that only this action sets.
-    Fields { required: &'static [&'static str], optional: &'static [&'static str] },
+    Fields {
+        required: &'static [&'static str],
+        optional: &'static [&'static str],
+    },
     /// The create fields of a new record of another collection that the action makes
     /// (an approved application's `convert` makes a draft lease).
     NewRecord(&'static str),
@@ -60,6 +63,7 @@ const fn stamped(name: &'static str, from: &'static [&'static str], to: &'static
     Action { name, from, to, stamp: Some(stamp), input: Input::None }
 }
 
+#[rustfmt::skip] // a table: one line per action
 pub static MACHINES: &[Machine] = &[
     Machine { collection: "listings", actions: &[
         stamped("publish", &["draft", "unlisted"], "published", "published_at"),

@@ -26,7 +26,8 @@ pub fn list<T: Serialize>(data: &[T], next_cursor: Option<String>, has_more: boo
         data: &'a [T],
         meta: Meta,
     }
-    let body = Envelope { object: "list", data, meta: Meta { request_id: current_request_id().map(|id| id.to_string()), next_cursor, has_more } };
+    let body =
+        Envelope { object: "list", data, meta: Meta { request_id: current_request_id().map(|id| id.to_string()), next_cursor, has_more } };
     match serde_json::to_vec(&body) {
         Ok(bytes) => ([(axum::http::header::CONTENT_TYPE, "application/json")], bytes).into_response(),
         Err(e) => crate::error::Error::internal(e).into_response(),

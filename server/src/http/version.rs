@@ -17,9 +17,7 @@ pub async fn layer(req: Request, next: Next) -> Response {
     let version = match req.headers().get("gable-version").map(|v| v.to_str()) {
         None => CURRENT.to_string(),
         Some(Ok(v)) if SUPPORTED.contains(&v.trim()) => v.trim().to_string(),
-        Some(_) => {
-            return Error::UnsupportedVersion(format!("Gable-Version must be one of: {}", SUPPORTED.join(", "))).into_response()
-        }
+        Some(_) => return Error::UnsupportedVersion(format!("Gable-Version must be one of: {}", SUPPORTED.join(", "))).into_response(),
     };
     let mut resp = next.run(req).await;
     if let Ok(v) = HeaderValue::from_str(&version) {

@@ -91,7 +91,8 @@ async fn compute(store: &Store, scope: &Scope, report: &Record, now: DateTime<Ut
     };
     let mut result = match report.get("kind").as_str().unwrap_or_default() {
         "rent_roll" => {
-            let (units, leases, charges, invoices, payments) = (load("units").await?, load("leases").await?, load("charges").await?, load("invoices").await?, load("payments").await?);
+            let (units, leases, charges, invoices, payments) =
+                (load("units").await?, load("leases").await?, load("charges").await?, load("invoices").await?, load("payments").await?);
             reports::rent_roll(on, &units, &leases, &charges, &invoices, &payments)
         }
         "occupancy" => reports::occupancy(on, &load("units").await?, &load("tenancies").await?, &load("bookings").await?),

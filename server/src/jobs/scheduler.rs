@@ -61,7 +61,9 @@ impl Rule {
             ("leases", Dialect::Sqlite) => format!("'{}:' || r.end_date", self.days_before.unwrap_or(0)),
             ("leases", Dialect::Postgres) => format!("'{}:' || to_char(r.end_date, 'YYYY-MM-DD')", self.days_before.unwrap_or(0)),
             (_, Dialect::Sqlite) => format!("'{}:' || substr(r.expires_at, 1, 10)", self.days_before.unwrap_or(0)),
-            (_, Dialect::Postgres) => format!("'{}:' || to_char(r.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')", self.days_before.unwrap_or(0)),
+            (_, Dialect::Postgres) => {
+                format!("'{}:' || to_char(r.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')", self.days_before.unwrap_or(0))
+            }
         }
     }
 
@@ -93,7 +95,11 @@ impl Rule {
                 // stops the day before the end. Each window is shorter than the 30 days
                 // events are kept, so the event that marks an occurrence as fired outlives it.
                 let until = if n == 60 { today + Duration::days(30) } else { today };
-                vec![col("status").eq("active"), col("end_date").lte(date(d, today + Duration::days(n))), col("end_date").gt(date(d, until))]
+                vec![
+                    col("status").eq("active"),
+                    col("end_date").lte(date(d, today + Duration::days(n))),
+                    col("end_date").gt(date(d, until)),
+                ]
             }
             _ => vec![col("expires_at").gt(d.ts(now)), col("expires_at").lte(d.ts(now + Duration::days(30)))],
         };
@@ -166,7 +172,14 @@ pub async fn purge_old_events(store: &Store, now: DateTime<Utc>) -> Result<u64> 
         .to_owned();
     let deliveries = Query::delete()
         .from_table(Alias::new("webhook_deliveries"))
-        .and_where(Expr::tuple([Expr::col(Alias::new("tenant_id")).into(), Expr::col(Alias::new("livemode")).into(), Expr::col(Alias::new("event_id")).into()]).in_subquery(old))
+        .and_where(
+            Expr::tuple([
+                Expr::col(Alias::new("tenant_id")).into(),
+                Expr::col(Alias::new("livemode")).into(),
+                Expr::col(Alias::new("event_id")).into(),
+            ])
+            .in_subquery(old),
+        )
         .to_owned();
     tx.execute(&deliveries).await?;
     let events = Query::delete().from_table(Alias::new("events")).and_where(Expr::col(Alias::new("created_at")).lt(cutoff)).to_owned();

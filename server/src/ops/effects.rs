@@ -69,17 +69,26 @@ pub(super) async fn before_create(w: &mut Work, c: &'static Collection, ch: &mut
             let Some(invoice_id) = get("invoice_id").as_uuid() else { return Ok(()) };
             let invoice = referenced(w, "invoice_id", col("invoices"), invoice_id).await?;
             if invoice.status() != "open" {
-                return Err(Error::validation("invoice_id", format!("the invoice is {}; only an open invoice takes payments", invoice.status())));
+                return Err(Error::validation(
+                    "invoice_id",
+                    format!("the invoice is {}; only an open invoice takes payments", invoice.status()),
+                ));
             }
             if invoice.currency() != get("currency").as_str() {
-                return Err(Error::validation("currency", format!("must be the invoice's currency, {}", invoice.currency().unwrap_or_default())));
+                return Err(Error::validation(
+                    "currency",
+                    format!("must be the invoice's currency, {}", invoice.currency().unwrap_or_default()),
+                ));
             }
         }
         "refunds" => {
             let Some(payment_id) = get("payment_id").as_uuid() else { return Ok(()) };
             let payment = referenced(w, "payment_id", col("payments"), payment_id).await?;
             if payment.status() != "succeeded" {
-                return Err(Error::validation("payment_id", format!("the payment is {}; only a succeeded payment can be refunded", payment.status())));
+                return Err(Error::validation(
+                    "payment_id",
+                    format!("the payment is {}; only a succeeded payment can be refunded", payment.status()),
+                ));
             }
             let currency = payment.currency().unwrap_or_default().to_string();
             if get("currency").as_str() != Some(currency.as_str()) {
@@ -90,7 +99,10 @@ pub(super) async fn before_create(w: &mut Work, c: &'static Collection, ch: &mut
             let taken: i64 = earlier.iter().filter(|r| r.status() != "failed").map(|r| r.money("amount")).sum();
             let left = payment.money("amount") - taken;
             if matches!(get("amount"), Val::Money(a) if a > left) {
-                return Err(Error::validation("amount", format!("is more than is left to refund on the payment ({})", money_json(left, Some(&currency)))));
+                return Err(Error::validation(
+                    "amount",
+                    format!("is more than is left to refund on the payment ({})", money_json(left, Some(&currency))),
+                ));
             }
         }
         "accounting-entries" => {
@@ -148,7 +160,14 @@ fn blocked(c: &Collection, a: &Action, current: &Record, why: String) -> Error {
 
 /// Before an action changes its record: the checks that need other records, the
 /// fields the action fills in, and the records it makes first.
-pub(super) async fn prepare(w: &mut Work, c: &'static Collection, a: &Action, current: &Record, body: &Map<String, Json>, ch: &mut Changes) -> Result<()> {
+pub(super) async fn prepare(
+    w: &mut Work,
+    c: &'static Collection,
+    a: &Action,
+    current: &Record,
+    body: &Map<String, Json>,
+    ch: &mut Changes,
+) -> Result<()> {
     match (c.name, a.name) {
         ("signatures", "sign") => {
             // Locks the lease: signatures of one lease are signed one after another.
@@ -223,7 +242,14 @@ async fn convert(w: &mut Work, app: &Record, body: &Map<String, Json>) -> Result
 }
 
 /// The events an action emits on its own record.
-async fn emit_action_events(w: &mut Work, c: &'static Collection, a: &Action, before: &Record, after: &Record, property: Option<Uuid>) -> Result<()> {
+async fn emit_action_events(
+    w: &mut Work,
+    c: &'static Collection,
+    a: &Action,
+    before: &Record,
+    after: &Record,
+    property: Option<Uuid>,
+) -> Result<()> {
     for kind in events::emitted_by_action(c.name, a.name, before.status()) {
         emit(w, kind, c, after, Some(before), property).await?;
     }
@@ -283,7 +309,8 @@ async fn sign_lease_when_complete(w: &mut Work, signature: &Record) -> Result<()
     }
     // `prepare` checked that the lease is sent, and holds its lock.
     let leases = col("leases");
-    let (before, after) = records::modify(&mut w.tx, &system, leases, lease_id, w.now, |_| Ok(changes([("status", Val::Str("signed".into()))]))).await?;
+    let (before, after) =
+        records::modify(&mut w.tx, &system, leases, lease_id, w.now, |_| Ok(changes([("status", Val::Str("signed".into()))]))).await?;
     emit(w, "lease.signed", leases, &after, Some(&before), None).await
 }
 

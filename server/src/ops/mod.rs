@@ -69,7 +69,13 @@ impl Operations {
     }
 
     /// Creates a record from validated changes; `hidden` are never-rendered columns.
-    pub async fn create(&self, scope: &Scope, c: &'static Collection, mut ch: Changes, hidden: Vec<(&'static str, Value)>) -> Result<Record> {
+    pub async fn create(
+        &self,
+        scope: &Scope,
+        c: &'static Collection,
+        mut ch: Changes,
+        hidden: Vec<(&'static str, Value)>,
+    ) -> Result<Record> {
         let mut w = self.begin(scope).await?;
         effects::before_create(&mut w, c, &mut ch).await?;
         let rec = records::insert(&mut w.tx, &w.scope, c, ch, hidden, w.now).await?;
@@ -96,7 +102,15 @@ impl Operations {
     }
 
     /// Runs a state-machine action with its body.
-    pub async fn act(&self, scope: &Scope, c: &'static Collection, machine: &Machine, a: &'static Action, id: Uuid, body: &Map<String, Json>) -> Result<Record> {
+    pub async fn act(
+        &self,
+        scope: &Scope,
+        c: &'static Collection,
+        machine: &Machine,
+        a: &'static Action,
+        id: Uuid,
+        body: &Map<String, Json>,
+    ) -> Result<Record> {
         let mut w = self.begin(scope).await?;
         let current = records::fetch(&mut w.tx, &w.scope, c, id, true).await?;
         let mut ch = machine.apply(c, a, &current, body, w.now)?;

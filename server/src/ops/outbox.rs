@@ -34,7 +34,17 @@ pub async fn write(tx: &mut Tx, e: NewEvent<'_>) -> Result<bool> {
     debug_assert!(event_type(e.kind).is_some(), "{} is one of the 23 contracts", e.kind);
     let d = tx.dialect();
     let cols = [
-        "tenant_id", "livemode", "id", "created_at", "updated_at", "type", "api_version", "data", "related_object_id", "property_id", "occurrence",
+        "tenant_id",
+        "livemode",
+        "id",
+        "created_at",
+        "updated_at",
+        "type",
+        "api_version",
+        "data",
+        "related_object_id",
+        "property_id",
+        "occurrence",
     ];
     let vals: Vec<SimpleExpr> = vec![
         Expr::val(d.uuid(e.tenant)).into(),
@@ -53,7 +63,9 @@ pub async fn write(tx: &mut Tx, e: NewEvent<'_>) -> Result<bool> {
     ins.into_table(Alias::new("events")).columns(cols.map(Alias::new)).values(vals).map_err(Error::internal)?;
     if e.occurrence.is_some() {
         ins.on_conflict(
-            OnConflict::columns(["tenant_id", "livemode", "type", "related_object_id", "occurrence"].map(Alias::new)).do_nothing().to_owned(),
+            OnConflict::columns(["tenant_id", "livemode", "type", "related_object_id", "occurrence"].map(Alias::new))
+                .do_nothing()
+                .to_owned(),
         );
     }
     Ok(tx.execute(&ins).await? == 1)
@@ -62,7 +74,14 @@ pub async fn write(tx: &mut Tx, e: NewEvent<'_>) -> Result<bool> {
 /// Emits an event about a record changed by this operation. `before` is the record
 /// before the change (absent for a new record); `property` overrides the record's own
 /// property (a guest checked in through a booking belongs to the booking's property).
-pub(super) async fn emit(w: &mut Work, kind: &'static str, c: &Collection, rec: &Record, before: Option<&Record>, property: Option<Uuid>) -> Result<()> {
+pub(super) async fn emit(
+    w: &mut Work,
+    kind: &'static str,
+    c: &Collection,
+    rec: &Record,
+    before: Option<&Record>,
+    property: Option<Uuid>,
+) -> Result<()> {
     let object = rec.to_json(c, None);
     let previous = match before {
         Some(b) => events::previous_attributes(&b.to_json(c, None), &object),

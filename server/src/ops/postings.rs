@@ -56,7 +56,14 @@ pub(super) async fn post(w: &mut Work, p: Posting<'_>) -> Result<Record> {
 
 /// Posts what a charge, payment or refund books: its lines, in its currency, for its
 /// property, naming it as the source.
-pub(super) async fn post_for(w: &mut Work, c: &Collection, rec: &Record, lines: Vec<Line>, posted_on: NaiveDate, memo: &str) -> Result<Record> {
+pub(super) async fn post_for(
+    w: &mut Work,
+    c: &Collection,
+    rec: &Record,
+    lines: Vec<Line>,
+    posted_on: NaiveDate,
+    memo: &str,
+) -> Result<Record> {
     let currency = rec.currency().unwrap_or_default().to_string();
     let posting = Posting {
         lines,
@@ -115,7 +122,9 @@ pub(super) async fn write_lines(w: &mut Work, entry: &Record, lines: &[Line]) ->
 /// The entry a record posted that has not been reversed yet, if any.
 async fn open_entry(w: &mut Work, source: (&'static str, Uuid)) -> Result<Option<Record>> {
     let system = w.system.clone();
-    let all = records::find(&mut w.tx, &system, entries(), &[("source_type", Val::Str(source.0.into())), ("source_id", Val::Uuid(source.1))]).await?;
+    let all =
+        records::find(&mut w.tx, &system, entries(), &[("source_type", Val::Str(source.0.into())), ("source_id", Val::Uuid(source.1))])
+            .await?;
     let reversed: Vec<Uuid> = all.iter().filter_map(|e| e.get("reverses_id").as_uuid()).collect();
     Ok(all.into_iter().find(|e| e.get("reverses_id").is_null() && !reversed.contains(&e.id)))
 }
@@ -149,7 +158,12 @@ pub(super) async fn check_manual_reversal(w: &mut Work, lines: &Json, currency: 
         e => e,
     })?;
     if let Some(source) = original.get("source_type").as_str().filter(|s| GABLE_SOURCES.contains(s)) {
-        return Err(Error::validation("reverses_id", format!("names an entry Gable posted for a {source}; it is corrected through the {source}'s actions (void, reverse), not by hand")));
+        return Err(Error::validation(
+            "reverses_id",
+            format!(
+                "names an entry Gable posted for a {source}; it is corrected through the {source}'s actions (void, reverse), not by hand"
+            ),
+        ));
     }
     let already = records::find(&mut w.tx, &system, entries(), &[("reverses_id", Val::Uuid(reverses))]).await?;
     if !already.is_empty() {

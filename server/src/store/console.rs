@@ -180,7 +180,14 @@ impl Store {
     }
 
     /// Stores the password of a live user. A taken email is `Error::Conflict`.
-    pub async fn console_insert_credential(&self, tenant: Uuid, user: Uuid, email: &str, password_hash: &str, now: DateTime<Utc>) -> Result<()> {
+    pub async fn console_insert_credential(
+        &self,
+        tenant: Uuid,
+        user: Uuid,
+        email: &str,
+        password_hash: &str,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
         let mut tx = self.begin_system(Intent::Write).await?;
         let d = tx.dialect();
         tx.execute(
@@ -289,12 +296,18 @@ impl Store {
             .from(a(s))
             .inner_join(
                 a(u),
-                tc(u, "tenant_id").equals((a(s), a("tenant_id"))).and(tc(u, "livemode").eq(true)).and(tc(u, "id").equals((a(s), a("user_id")))),
+                tc(u, "tenant_id")
+                    .equals((a(s), a("tenant_id")))
+                    .and(tc(u, "livemode").eq(true))
+                    .and(tc(u, "id").equals((a(s), a("user_id")))),
             )
             .inner_join(a(t), tc(t, "id").equals((a(s), a("tenant_id"))))
             .left_join(
                 a(r),
-                tc(r, "tenant_id").equals((a(u), a("tenant_id"))).and(tc(r, "livemode").equals((a(u), a("livemode")))).and(tc(r, "id").equals((a(u), a("role_id")))),
+                tc(r, "tenant_id")
+                    .equals((a(u), a("tenant_id")))
+                    .and(tc(r, "livemode").equals((a(u), a("livemode"))))
+                    .and(tc(r, "id").equals((a(u), a("role_id")))),
             )
             .and_where(tc(s, "token_hash").eq(token_hash));
         let mut tx = self.begin_system(Intent::Read).await?;
@@ -323,8 +336,10 @@ impl Store {
     pub async fn console_touch_session(&self, token_hash: &str, now: DateTime<Utc>) -> Result<()> {
         let mut tx = self.begin_system(Intent::Write).await?;
         let d = tx.dialect();
-        tx.execute(Query::update().table(a("console_sessions")).value(a("last_seen_at"), d.ts(now)).and_where(col("token_hash").eq(token_hash)))
-            .await?;
+        tx.execute(
+            Query::update().table(a("console_sessions")).value(a("last_seen_at"), d.ts(now)).and_where(col("token_hash").eq(token_hash)),
+        )
+        .await?;
         tx.commit().await
     }
 
@@ -338,7 +353,9 @@ impl Store {
     pub async fn console_set_session_livemode(&self, token_hash: &str, livemode: bool) -> Result<bool> {
         let mut tx = self.begin_system(Intent::Write).await?;
         let n = tx
-            .execute(Query::update().table(a("console_sessions")).value(a("livemode"), livemode).and_where(col("token_hash").eq(token_hash)))
+            .execute(
+                Query::update().table(a("console_sessions")).value(a("livemode"), livemode).and_where(col("token_hash").eq(token_hash)),
+            )
             .await?;
         tx.commit().await?;
         Ok(n > 0)
@@ -474,7 +491,12 @@ impl Store {
             )
             .await?;
         rows.iter()
-            .map(|r| Ok((r.opt_uuid("id")?.ok_or_else(|| incomplete("api key"))?, r.opt_string("secret_hash")?.ok_or_else(|| incomplete("api key"))?)))
+            .map(|r| {
+                Ok((
+                    r.opt_uuid("id")?.ok_or_else(|| incomplete("api key"))?,
+                    r.opt_string("secret_hash")?.ok_or_else(|| incomplete("api key"))?,
+                ))
+            })
             .collect()
     }
 
@@ -497,7 +519,8 @@ impl Store {
         if n == 0 {
             return Ok(Changed::Missing);
         }
-        let hashes: Vec<String> = if active { vec![] } else { Self::active_key_hashes(&mut tx, tenant, id).await?.into_iter().map(|(_, h)| h).collect() };
+        let hashes: Vec<String> =
+            if active { vec![] } else { Self::active_key_hashes(&mut tx, tenant, id).await?.into_iter().map(|(_, h)| h).collect() };
         announce_evictions(&mut tx, &hashes).await?;
         tx.commit().await?;
         self.evict_keys(&hashes);
@@ -555,9 +578,11 @@ impl Store {
     fn keys_select(d: super::Dialect, tenant: Uuid) -> SelectStatement {
         // Never the secret hash: what leaves here is shown.
         let mut sel = Query::select();
-        sel.columns(["id", "service_account_id", "livemode", "prefix", "scopes", "property_ids", "created_at", "last_used_at", "revoked_at"].map(a))
-            .from(a("api_keys"))
-            .and_where(col("tenant_id").eq(d.uuid(tenant)));
+        sel.columns(
+            ["id", "service_account_id", "livemode", "prefix", "scopes", "property_ids", "created_at", "last_used_at", "revoked_at"].map(a),
+        )
+        .from(a("api_keys"))
+        .and_where(col("tenant_id").eq(d.uuid(tenant)));
         sel
     }
 

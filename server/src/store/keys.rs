@@ -111,9 +111,7 @@ impl Store {
 
     pub async fn count_tenants(&self) -> Result<i64> {
         let mut tx = self.begin_system(Intent::Read).await?;
-        let row = tx
-            .fetch_optional(Query::select().expr_as(Expr::cust("COUNT(*)"), Alias::new("n")).from(Alias::new("tenants")))
-            .await?;
+        let row = tx.fetch_optional(Query::select().expr_as(Expr::cust("COUNT(*)"), Alias::new("n")).from(Alias::new("tenants"))).await?;
         tx.commit().await?;
         Ok(row.map(|r| r.opt_i64("n")).transpose()?.flatten().unwrap_or(0))
     }
@@ -279,7 +277,9 @@ impl Store {
                     .from(k.clone())
                     .inner_join(
                         sa.clone(),
-                        sc("tenant_id").equals((k.clone(), Alias::new("tenant_id"))).and(sc("id").equals((k.clone(), Alias::new("service_account_id")))),
+                        sc("tenant_id")
+                            .equals((k.clone(), Alias::new("tenant_id")))
+                            .and(sc("id").equals((k.clone(), Alias::new("service_account_id")))),
                     )
                     .and_where(kc("secret_hash").eq(hash.clone()))
                     .and_where(sc("status").eq("active"))

@@ -90,13 +90,7 @@ impl Store {
     pub async fn connect(url: &str) -> anyhow::Result<Store> {
         let max = |default: u32| std::env::var("GABLE_DB_MAX_CONNECTIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
         let pool = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            Pool::Postgres(
-                PgPoolOptions::new()
-                    .max_connections(max(16))
-                    .acquire_timeout(Duration::from_secs(10))
-                    .connect(url)
-                    .await?,
-            )
+            Pool::Postgres(PgPoolOptions::new().max_connections(max(16)).acquire_timeout(Duration::from_secs(10)).connect(url).await?)
         } else {
             let opts = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
@@ -223,12 +217,14 @@ impl Store {
         )
         .await?;
         let row = tx
-            .fetch_optional(
-                sea_query::Query::select().column(value_col).from(table).and_where(sea_query::Expr::col(name_col).eq(name)),
-            )
+            .fetch_optional(sea_query::Query::select().column(value_col).from(table).and_where(sea_query::Expr::col(name_col).eq(name)))
             .await?;
         tx.commit().await?;
-        let value = row.map(|r| r.opt_string("value")).transpose()?.flatten().ok_or_else(|| Error::internal(anyhow::anyhow!("instance secret {name} missing")))?;
+        let value = row
+            .map(|r| r.opt_string("value"))
+            .transpose()?
+            .flatten()
+            .ok_or_else(|| Error::internal(anyhow::anyhow!("instance secret {name} missing")))?;
         hex::decode(value).map_err(Error::internal)
     }
 }
@@ -316,11 +312,7 @@ impl Tx {
 impl Row {
     /// An owned row's value by column name.
     fn owned<'a>(names: &[String], vals: &'a [rusqlite::types::Value], col: &str) -> Result<&'a rusqlite::types::Value> {
-        names
-            .iter()
-            .position(|n| n == col)
-            .map(|i| &vals[i])
-            .ok_or_else(|| Error::internal(anyhow::anyhow!("no column {col}")))
+        names.iter().position(|n| n == col).map(|i| &vals[i]).ok_or_else(|| Error::internal(anyhow::anyhow!("no column {col}")))
     }
 
     fn owned_mismatch(col: &str) -> Error {
@@ -392,7 +384,9 @@ impl Row {
     pub fn opt_datetime(&self, col: &str) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
         Ok(match self {
             Row::Sqlite(_) | Row::Owned(..) => match self.sqlite_text(col)? {
-                Some(s) => Some(crate::domain::value::parse_datetime(&s).ok_or_else(|| Error::internal(anyhow::anyhow!("bad time in {col}")))?),
+                Some(s) => {
+                    Some(crate::domain::value::parse_datetime(&s).ok_or_else(|| Error::internal(anyhow::anyhow!("bad time in {col}")))?)
+                }
                 None => None,
             },
             Row::Postgres(r) => r.try_get(col)?,

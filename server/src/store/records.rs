@@ -117,9 +117,7 @@ fn decode(c: &Collection, row: &Row) -> Result<Record> {
             Ty::DateTime => row.opt_datetime(n)?.map(Val::DateTime),
             Ty::Ref(_) | Ty::Uuid => row.opt_uuid(n)?.map(Val::Uuid),
             Ty::StrList { .. } | Ty::RefList(_) | Ty::Json(_) | Ty::Metadata => row.opt_json(n)?.map(Val::Json),
-            Ty::Str { .. } | Ty::Text | Ty::Email | Ty::Url | Ty::Origin | Ty::Enum(_) | Ty::Currency => {
-                row.opt_string(n)?.map(Val::Str)
-            }
+            Ty::Str { .. } | Ty::Text | Ty::Email | Ty::Url | Ty::Origin | Ty::Enum(_) | Ty::Currency => row.opt_string(n)?.map(Val::Str),
         };
         values.insert(n, v.unwrap_or(Val::Null));
     }
@@ -270,9 +268,15 @@ pub async fn insert(
     let d = tx.dialect();
     let id = Uuid::now_v7();
     resolve_references(tx, scope, c, &mut ch, None, id).await?;
-    let mut cols = vec![Alias::new("tenant_id"), Alias::new("livemode"), Alias::new("id"), Alias::new("created_at"), Alias::new("updated_at")];
-    let mut vals: Vec<SimpleExpr> =
-        vec![Expr::val(d.uuid(scope.tenant)).into(), scope.livemode.into(), Expr::val(d.uuid(id)).into(), Expr::val(d.ts(now)).into(), Expr::val(d.ts(now)).into()];
+    let mut cols =
+        vec![Alias::new("tenant_id"), Alias::new("livemode"), Alias::new("id"), Alias::new("created_at"), Alias::new("updated_at")];
+    let mut vals: Vec<SimpleExpr> = vec![
+        Expr::val(d.uuid(scope.tenant)).into(),
+        scope.livemode.into(),
+        Expr::val(d.uuid(id)).into(),
+        Expr::val(d.ts(now)).into(),
+        Expr::val(d.ts(now)).into(),
+    ];
     if c.metadata {
         cols.push(Alias::new("metadata"));
         vals.push(Expr::val(d.json(ch.metadata.clone().unwrap_or_else(|| serde_json::json!({})))).into());
@@ -311,7 +315,14 @@ pub async fn modify(
 
 /// Writes changes to a record the transaction has already read and locked (see
 /// [`fetch`]). Returns the record before and after.
-pub async fn write_changes(tx: &mut Tx, scope: &Scope, c: &'static Collection, current: Record, mut ch: Changes, now: DateTime<Utc>) -> Result<(Record, Record)> {
+pub async fn write_changes(
+    tx: &mut Tx,
+    scope: &Scope,
+    c: &'static Collection,
+    current: Record,
+    mut ch: Changes,
+    now: DateTime<Utc>,
+) -> Result<(Record, Record)> {
     let d = tx.dialect();
     let id = current.id;
     resolve_references(tx, scope, c, &mut ch, Some(&current), id).await?;
@@ -376,7 +387,11 @@ async fn fetch_one(tx: &mut Tx, scope: &Scope, c: &'static Collection, id: Uuid,
     let not_found = || Error::not_found(&format!("{} {id}", c.object));
     let prop = property_cond(d, c, scope).ok_or_else(not_found)?;
     let mut sel = Query::select();
-    sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(d, scope)).cond_where(prop).and_where(col("id").eq(d.uuid(id)));
+    sel.columns(columns(c))
+        .from(Alias::new(c.table))
+        .cond_where(tenant_cond(d, scope))
+        .cond_where(prop)
+        .and_where(col("id").eq(d.uuid(id)));
     if lock && d == Dialect::Postgres {
         sel.lock(sea_query::LockType::Update);
     }
@@ -390,7 +405,11 @@ async fn referenced_property(tx: &mut Tx, scope: &Scope, target: &'static Collec
     let not_found = || Error::missing_reference(param, target.object, id);
     let prop = property_cond(d, target, scope).ok_or_else(not_found)?;
     let mut sel: SelectStatement = Query::select();
-    sel.column(Alias::new("id")).from(Alias::new(target.table)).cond_where(tenant_cond(d, scope)).cond_where(prop).and_where(col("id").eq(d.uuid(id)));
+    sel.column(Alias::new("id"))
+        .from(Alias::new(target.table))
+        .cond_where(tenant_cond(d, scope))
+        .cond_where(prop)
+        .and_where(col("id").eq(d.uuid(id)));
     if target.has_property_column() {
         sel.column(Alias::new("property_id"));
     }
@@ -406,16 +425,23 @@ fn check_writable_property(scope: &Scope, property: Option<Uuid>) -> Result<()> 
     match (&scope.properties, property) {
         (None, _) => Ok(()),
         (Some(allowed), Some(p)) if allowed.contains(&p) => Ok(()),
-        (Some(_), _) => Err(Error::PropertyForbidden(
-            "this credential is limited to certain properties, and this record is outside them".into(),
-        )),
+        (Some(_), _) => {
+            Err(Error::PropertyForbidden("this credential is limited to certain properties, and this record is outside them".into()))
+        }
     }
 }
 
 /// Checks every reference in the changes (it must name a visible record of the same
 /// tenant and environment), derives `property_id` for records that inherit it, and
 /// enforces same-property rules and the credential's property constraint.
-async fn resolve_references(tx: &mut Tx, scope: &Scope, c: &'static Collection, ch: &mut Changes, current: Option<&Record>, id: Uuid) -> Result<()> {
+async fn resolve_references(
+    tx: &mut Tx,
+    scope: &Scope,
+    c: &'static Collection,
+    ch: &mut Changes,
+    current: Option<&Record>,
+    id: Uuid,
+) -> Result<()> {
     let mut props: HashMap<&'static str, Option<Uuid>> = HashMap::new();
     for f in c.fields {
         let Some(v) = ch.values.get(f.name) else { continue };
@@ -506,7 +532,8 @@ impl Store {
     pub async fn insert_many(&self, tenant: Uuid, livemode: bool, c: &'static Collection, rows: &[NewRow]) -> Result<()> {
         let mut tx = self.begin_tenant(tenant, Intent::Write).await?;
         let d = tx.dialect();
-        let mut cols = vec![Alias::new("tenant_id"), Alias::new("livemode"), Alias::new("id"), Alias::new("created_at"), Alias::new("updated_at")];
+        let mut cols =
+            vec![Alias::new("tenant_id"), Alias::new("livemode"), Alias::new("id"), Alias::new("created_at"), Alias::new("updated_at")];
         if c.metadata {
             cols.push(Alias::new("metadata"));
         }
@@ -538,7 +565,6 @@ impl Store {
         tx.commit().await
     }
 }
-
 
 /// How a background job's scan locks the rows it reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -126,10 +126,7 @@ fn foreign_keys(c: &Collection) -> Vec<String> {
 /// Every index is led by the tenant and environment. Sortable fields get an index that
 /// serves keyset paging; references get one for joins and deletes.
 fn indexes(c: &Collection) -> Vec<String> {
-    let mut v = vec![format!(
-        "CREATE INDEX {t}_created ON {t} (tenant_id, livemode, created_at, id);",
-        t = c.table
-    )];
+    let mut v = vec![format!("CREATE INDEX {t}_created ON {t} (tenant_id, livemode, created_at, id);", t = c.table)];
     for f in c.fields {
         if f.sortable {
             v.push(format!("CREATE INDEX {t}_{n} ON {t} (tenant_id, livemode, {n}, id);", t = c.table, n = f.name));

@@ -26,9 +26,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value as Json};
 use utoipa::openapi::content::ContentBuilder;
 use utoipa::openapi::header::HeaderBuilder;
-use utoipa::openapi::path::{
-    HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, ParameterStyle, PathItemBuilder,
-};
+use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, ParameterStyle, PathItemBuilder};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{AnyOfBuilder, SchemaType};
 use utoipa::openapi::security::{
@@ -36,17 +34,17 @@ use utoipa::openapi::security::{
 };
 use utoipa::openapi::tag::TagBuilder;
 use utoipa::openapi::{
-    ArrayBuilder, Components, ComponentsBuilder, InfoBuilder, ObjectBuilder, OpenApiBuilder, PathItem, Paths,
-    PathsBuilder, Ref, RefOr, Required, ResponseBuilder, Schema, SchemaFormat, KnownFormat, ServerBuilder, Tag, Type,
+    ArrayBuilder, Components, ComponentsBuilder, InfoBuilder, KnownFormat, ObjectBuilder, OpenApiBuilder, PathItem, Paths, PathsBuilder,
+    Ref, RefOr, Required, ResponseBuilder, Schema, SchemaFormat, ServerBuilder, Tag, Type,
 };
 
 use crate::domain::collections::COLLECTIONS;
 use crate::domain::events::EVENT_TYPES;
 use crate::domain::ledger::ACCOUNTS;
-use crate::domain::workflow::Input;
 use crate::domain::list::{DEFAULT_LIMIT, MAX_LIMIT};
 use crate::domain::record::{CREATED_AT, ID, UPDATED_AT};
 use crate::domain::registry::{Access, Collection, Default as D, Field, JsonShape, Rule, Ty, WriteOp, SYSTEM_FIELDS};
+use crate::domain::workflow::Input;
 use crate::domain::{scopes, validate};
 use crate::error::Error;
 use crate::http::version;
@@ -93,13 +91,7 @@ fn rendered(public_url: &str) -> Result<Bytes, Error> {
 /// (without `/v1`; the paths carry it).
 pub fn document(public_url: &str) -> Json {
     let api = OpenApiBuilder::new()
-        .info(
-            InfoBuilder::new()
-                .title("Gable API")
-                .version(version::CURRENT)
-                .description(Some(api_description()))
-                .build(),
-        )
+        .info(InfoBuilder::new().title("Gable API").version(version::CURRENT).description(Some(api_description())).build())
         .servers(Some([ServerBuilder::new()
             .url(public_url)
             .description(Some("This listener's base address: production (live keys) or sandbox (test keys)."))
@@ -285,7 +277,9 @@ fn action_path(c: &'static Collection, a: &'static crate::domain::workflow::Acti
     .description(Some(description))
     .response("200", success(&format!("The {} after the action.", c.object.replace('_', " ")), &format!("{}Envelope", pascal(c.object))));
     // The body is optional and carries only the action's parameters.
-    let mut body = ObjectBuilder::new().schema_type(Type::Object).additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::FreeForm(false)));
+    let mut body = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::FreeForm(false)));
     let mut required = Required::False;
     for (p, needed) in a.input.fields() {
         if let Some(f) = c.field(p) {
@@ -301,7 +295,10 @@ fn action_path(c: &'static Collection, a: &'static crate::domain::workflow::Acti
         required = Required::True;
     }
     op = op.request_body(Some(
-        RequestBodyBuilder::new().required(Some(required)).content("application/json", ContentBuilder::new().schema(Some(body)).build()).build(),
+        RequestBodyBuilder::new()
+            .required(Some(required))
+            .content("application/json", ContentBuilder::new().schema(Some(body)).build())
+            .build(),
     ));
     PathItemBuilder::new().parameters(Some([id_parameter(c)])).operation(HttpMethod::Post, op.build()).build()
 }
@@ -323,24 +320,25 @@ fn convert_body(target: &str) -> ObjectBuilder {
 
 /// The operation serving this document.
 fn describe_itself() -> PathItem {
-    let op = OperationBuilder::new()
-        .tag("meta")
-        .operation_id(Some("get_openapi_description"))
-        .summary(Some("Retrieve this API description"))
-        .description(Some("The OpenAPI 3.1 description of this listener's API. Needs no credentials."))
-        .parameter(version_parameter())
-        // An empty list: no credentials needed.
-        .securities(Some(Vec::<SecurityRequirement>::new()))
-        .response(
-            "200",
-            with_standard_headers(ResponseBuilder::new().description("The OpenAPI 3.1 document.").content(
-                "application/json",
-                ContentBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::Object))).build(),
-            ))
-            .build(),
-        )
-        .response("400", error_ref(400))
-        .response("500", error_ref(500));
+    let op =
+        OperationBuilder::new()
+            .tag("meta")
+            .operation_id(Some("get_openapi_description"))
+            .summary(Some("Retrieve this API description"))
+            .description(Some("The OpenAPI 3.1 description of this listener's API. Needs no credentials."))
+            .parameter(version_parameter())
+            // An empty list: no credentials needed.
+            .securities(Some(Vec::<SecurityRequirement>::new()))
+            .response(
+                "200",
+                with_standard_headers(ResponseBuilder::new().description("The OpenAPI 3.1 document.").content(
+                    "application/json",
+                    ContentBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::Object))).build(),
+                ))
+                .build(),
+            )
+            .response("400", error_ref(400))
+            .response("500", error_ref(500));
     PathItemBuilder::new().operation(HttpMethod::Get, op.build()).build()
 }
 
@@ -405,15 +403,21 @@ fn snake_name(c: &Collection) -> String {
 
 fn list_operation(c: &'static Collection) -> utoipa::openapi::path::Operation {
     let needs = format!("Needs the scope `{}`.", c.read_scope());
-    operation(c, format!("list_{}", snake_name(c)), format!("List {}", c.name.replace('-', " ")), c.read_scope(), &[400, 401, 403, 429, 500])
-        .description(Some(format!(
-            "A page of {}, newest first unless `sort` says otherwise. While `meta.has_more` is true, \
+    operation(
+        c,
+        format!("list_{}", snake_name(c)),
+        format!("List {}", c.name.replace('-', " ")),
+        c.read_scope(),
+        &[400, 401, 403, 429, 500],
+    )
+    .description(Some(format!(
+        "A page of {}, newest first unless `sort` says otherwise. While `meta.has_more` is true, \
              ask again with `cursor` set to `meta.next_cursor` (and the same `sort` and filters). {needs}",
-            c.name
-        )))
-        .parameters(Some(list_parameters(c)))
-        .response("200", success(&format!("A page of {}.", c.name), &format!("{}List", pascal(c.object))))
-        .build()
+        c.name
+    )))
+    .parameters(Some(list_parameters(c)))
+    .response("200", success(&format!("A page of {}.", c.name), &format!("{}List", pascal(c.object))))
+    .build()
 }
 
 fn get_operation(c: &'static Collection) -> utoipa::openapi::path::Operation {
@@ -427,35 +431,41 @@ fn get_operation(c: &'static Collection) -> utoipa::openapi::path::Operation {
 fn create_operation(c: &'static Collection) -> utoipa::openapi::path::Operation {
     let name = pascal(c.object);
     let returned = if secret_on_create(c).is_some() { format!("{name}CreatedEnvelope") } else { format!("{name}Envelope") };
-    operation(c, format!("create_{}", c.object), format!("Create {}", a_record(c)), c.write_scope(), &[400, 401, 403, 404, 409, 413, 415, 429, 500])
-        .description(Some(format!(
-            "Needs the scope `{}`. Referenced records must exist in the same tenant and environment \
+    operation(
+        c,
+        format!("create_{}", c.object),
+        format!("Create {}", a_record(c)),
+        c.write_scope(),
+        &[400, 401, 403, 404, 409, 413, 415, 429, 500],
+    )
+    .description(Some(format!(
+        "Needs the scope `{}`. Referenced records must exist in the same tenant and environment \
              (`404` naming the field otherwise).",
-            c.write_scope()
-        )))
-        .request_body(Some(json_body(&format!("{name}Create"))))
-        .response("201", success(&format!("The created {}.", c.object.replace('_', " ")), &returned))
-        .build()
+        c.write_scope()
+    )))
+    .request_body(Some(json_body(&format!("{name}Create"))))
+    .response("201", success(&format!("The created {}.", c.object.replace('_', " ")), &returned))
+    .build()
 }
 
 fn update_operation(c: &'static Collection) -> utoipa::openapi::path::Operation {
     let name = pascal(c.object);
-    operation(c, format!("update_{}", c.object), format!("Update {}", a_record(c)), c.write_scope(), &[400, 401, 403, 404, 409, 413, 415, 429, 500])
-        .description(Some(format!(
-            "Changes only the fields given; `null` removes an optional value. Needs the scope `{}`.",
-            c.write_scope()
-        )))
-        .request_body(Some(json_body(&format!("{name}Update"))))
-        .response("200", success(&format!("The updated {}.", c.object.replace('_', " ")), &format!("{name}Envelope")))
-        .build()
+    operation(
+        c,
+        format!("update_{}", c.object),
+        format!("Update {}", a_record(c)),
+        c.write_scope(),
+        &[400, 401, 403, 404, 409, 413, 415, 429, 500],
+    )
+    .description(Some(format!("Changes only the fields given; `null` removes an optional value. Needs the scope `{}`.", c.write_scope())))
+    .request_body(Some(json_body(&format!("{name}Update"))))
+    .response("200", success(&format!("The updated {}.", c.object.replace('_', " ")), &format!("{name}Envelope")))
+    .build()
 }
 
 fn delete_operation(c: &'static Collection) -> utoipa::openapi::path::Operation {
     operation(c, format!("delete_{}", c.object), format!("Delete {}", a_record(c)), c.write_scope(), &[400, 401, 403, 404, 409, 429, 500])
-        .description(Some(format!(
-            "Needs the scope `{}`. A record still referenced by others is `409 conflict`.",
-            c.write_scope()
-        )))
+        .description(Some(format!("Needs the scope `{}`. A record still referenced by others is `409 conflict`.", c.write_scope())))
         .response("200", success(&format!("The {} was deleted.", c.object.replace('_', " ")), "DeletedEnvelope"))
         .build()
 }
@@ -463,10 +473,7 @@ fn delete_operation(c: &'static Collection) -> utoipa::openapi::path::Operation 
 /// Collections whose create response carries a secret that is never shown again.
 fn secret_on_create(c: &Collection) -> Option<(&'static str, &'static str)> {
     // Mirrors `resources::create`, which adds the issued flow token to the create response.
-    (c.name == "flow-tokens").then_some((
-        "token",
-        "The flow token (`gft_…`). Returned by this response only; Gable keeps only its hash.",
-    ))
+    (c.name == "flow-tokens").then_some(("token", "The flow token (`gft_…`). Returned by this response only; Gable keeps only its hash."))
 }
 
 fn json_body(schema: &str) -> utoipa::openapi::request_body::RequestBody {
@@ -564,11 +571,7 @@ fn list_parameters(c: &'static Collection) -> Vec<utoipa::openapi::path::Paramet
         query(
             "limit",
             format!("Page size, 1 to {MAX_LIMIT}. Out of range is `400`, never clamped."),
-            ObjectBuilder::new()
-                .schema_type(Type::Integer)
-                .minimum(Some(1))
-                .maximum(Some(MAX_LIMIT))
-                .default(Some(json!(DEFAULT_LIMIT))),
+            ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(1)).maximum(Some(MAX_LIMIT)).default(Some(json!(DEFAULT_LIMIT))),
         )
         .build(),
         query(
@@ -615,9 +618,7 @@ fn fields_parameter(c: &Collection) -> utoipa::openapi::path::Parameter {
     comma_list(query(
         format!("fields[{}]", c.name),
         "Sparse fieldset: only these fields are returned (`id` and `object` always are).",
-        ArrayBuilder::new()
-            .items(ObjectBuilder::new().schema_type(Type::String).enum_values(Some(selectable(c))))
-            .min_items(Some(1)),
+        ArrayBuilder::new().items(ObjectBuilder::new().schema_type(Type::String).enum_values(Some(selectable(c)))).min_items(Some(1)),
     ))
 }
 
@@ -933,10 +934,13 @@ fn api_key_scheme() -> SecurityScheme {
 }
 
 fn oauth2_scheme(public_url: &str) -> SecurityScheme {
-    let scopes: Scopes = scopes::all().into_iter().map(|s| {
-        let description = scope_description(&s);
-        (s, description)
-    }).collect();
+    let scopes: Scopes = scopes::all()
+        .into_iter()
+        .map(|s| {
+            let description = scope_description(&s);
+            (s, description)
+        })
+        .collect();
     SecurityScheme::OAuth2(OAuth2::with_description(
         [Flow::AuthorizationCode(AuthorizationCode::with_refresh_url(
             format!("{public_url}/oauth/authorize"),
@@ -983,13 +987,13 @@ fn date_time() -> ObjectBuilder {
 fn record_schema(c: &Collection, secret: Option<(&str, &str)>) -> ObjectBuilder {
     let mut o = ObjectBuilder::new()
         .schema_type(Type::Object)
-        .description(Some(format!(
-            "{} Every property is present unless a sparse fieldset (`fields[{}]`) leaves it out.",
-            c.doc, c.name
-        )))
+        .description(Some(format!("{} Every property is present unless a sparse fieldset (`fields[{}]`) leaves it out.", c.doc, c.name)))
         .property("id", uuid().description(Some("Unique id.")))
         .property("object", ObjectBuilder::new().schema_type(Type::String).enum_values(Some([c.object])))
-        .property("livemode", ObjectBuilder::new().schema_type(Type::Boolean).description(Some("`true` in production, `false` in the sandbox.")))
+        .property(
+            "livemode",
+            ObjectBuilder::new().schema_type(Type::Boolean).description(Some("`true` in production, `false` in the sandbox.")),
+        )
         .property("created_at", date_time().description(Some("When the record was created (RFC 3339, UTC).")))
         .property("updated_at", date_time().description(Some("When the record last changed (RFC 3339, UTC).")))
         .required("id")
@@ -1027,18 +1031,10 @@ fn create_schema(c: &Collection) -> ObjectBuilder {
 
 /// Exactly what `validate::update` accepts: the changeable fields, all optional, at least one.
 fn update_schema(c: &Collection) -> ObjectBuilder {
-    let create_only: Vec<String> =
-        c.fields.iter().filter(|f| f.access == Access::CreateOnly).map(|f| format!("`{}`", f.name)).collect();
-    let fixed = if create_only.is_empty() {
-        String::new()
-    } else {
-        format!(" Set at creation only, never changed: {}.", create_only.join(", "))
-    };
-    let money = if c.has_money() {
-        " Changing `currency` needs every amount on the record given again in the same request."
-    } else {
-        ""
-    };
+    let create_only: Vec<String> = c.fields.iter().filter(|f| f.access == Access::CreateOnly).map(|f| format!("`{}`", f.name)).collect();
+    let fixed =
+        if create_only.is_empty() { String::new() } else { format!(" Set at creation only, never changed: {}.", create_only.join(", ")) };
+    let money = if c.has_money() { " Changing `currency` needs every amount on the record given again in the same request." } else { "" };
     let mut o = ObjectBuilder::new()
         .schema_type(Type::Object)
         .description(Some(format!("The fields to change; `null` removes an optional value.{fixed}{money}{}", rules_text(c))))
@@ -1186,23 +1182,18 @@ fn ty_schema(ty: Ty, side: Side) -> RefOr<Schema> {
             .into(),
         Ty::Num { min, max } => ObjectBuilder::new().schema_type(Type::Number).minimum(Some(min)).maximum(Some(max)).into(),
         Ty::Money => money_schema(side),
-        Ty::Currency => string()
-            .pattern(Some("^[A-Z]{3}$"))
-            .description(Some("An ISO 4217 currency code, e.g. `USD`."))
-            .into(),
+        Ty::Currency => string().pattern(Some("^[A-Z]{3}$")).description(Some("An ISO 4217 currency code, e.g. `USD`.")).into(),
         Ty::Bool => ObjectBuilder::new().schema_type(Type::Boolean).into(),
         Ty::Date => string().format(Some(SchemaFormat::KnownFormat(KnownFormat::Date))).into(),
         Ty::DateTime => date_time().into(),
         Ty::Ref(_) | Ty::Uuid => uuid().into(),
-        Ty::StrList { max_items } => ArrayBuilder::new()
-            .items(string().min_length(Some(1)).max_length(Some(100)))
-            .max_items(Some(max_items))
-            .into(),
+        Ty::StrList { max_items } => {
+            ArrayBuilder::new().items(string().min_length(Some(1)).max_length(Some(100))).max_items(Some(max_items)).into()
+        }
         Ty::RefList(_) => ArrayBuilder::new().items(uuid()).max_items(Some(100)).into(),
-        Ty::Json(JsonShape::Object) => ObjectBuilder::new()
-            .schema_type(Type::Object)
-            .description(Some("A JSON object (at most 64 KiB)."))
-            .into(),
+        Ty::Json(JsonShape::Object) => {
+            ObjectBuilder::new().schema_type(Type::Object).description(Some("A JSON object (at most 64 KiB).")).into()
+        }
         Ty::Json(JsonShape::Address) => schema_ref(shape_item_schema(JsonShape::Address).0),
         Ty::Json(shape) => {
             let (item, _) = shape_item_schema(shape);
@@ -1265,7 +1256,12 @@ fn shape_item_schema(shape: JsonShape) -> (&'static str, ObjectBuilder) {
         ),
         JsonShape::People => (
             "Person",
-            closed().description(Some("A person named on a record.")).property("name", text()).property("email", text()).property("phone", text()).required("name"),
+            closed()
+                .description(Some("A person named on a record."))
+                .property("name", text())
+                .property("email", text())
+                .property("phone", text())
+                .required("name"),
         ),
         JsonShape::LedgerLines => (
             "LedgerLine",
@@ -1291,7 +1287,12 @@ fn shape_item_schema(shape: JsonShape) -> (&'static str, ObjectBuilder) {
         ),
         JsonShape::InspectionItems => (
             "InspectionItem",
-            closed().description(Some("One checked item of an inspection.")).property("name", text()).property("condition", text()).property("notes", text()).required("name"),
+            closed()
+                .description(Some("One checked item of an inspection."))
+                .property("name", text())
+                .property("condition", text())
+                .property("notes", text())
+                .required("name"),
         ),
         JsonShape::Object => ("JsonObject", ObjectBuilder::new().schema_type(Type::Object)),
     }

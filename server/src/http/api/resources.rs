@@ -67,7 +67,12 @@ pub async fn list(State(st): State<ApiState>, cred: Credential, Path(resource): 
     Ok(envelope::list(&data, next, page.has_more))
 }
 
-pub async fn get(State(st): State<ApiState>, cred: Credential, Path((resource, id)): Path<(String, String)>, RawQuery(raw): RawQuery) -> Result<Response> {
+pub async fn get(
+    State(st): State<ApiState>,
+    cred: Credential,
+    Path((resource, id)): Path<(String, String)>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response> {
     let c = resolve(&resource)?;
     cred.require(c, Access::Read)?;
     let id = parse_id(&id)?;
@@ -100,7 +105,12 @@ pub async fn create(State(st): State<ApiState>, cred: Credential, Path(resource)
     Ok(envelope::single(StatusCode::CREATED, c.object, data))
 }
 
-pub async fn update(State(st): State<ApiState>, cred: Credential, Path((resource, id)): Path<(String, String)>, req: Request) -> Result<Response> {
+pub async fn update(
+    State(st): State<ApiState>,
+    cred: Credential,
+    Path((resource, id)): Path<(String, String)>,
+    req: Request,
+) -> Result<Response> {
     let c = resolve(&resource)?;
     if let Some(e) = c.refuse(WriteOp::Update) {
         return Err(e);
