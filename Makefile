@@ -1,6 +1,7 @@
 # Gable developer entry points. See docs/development.md.
 #   make run   [ARGS="..."]   build the release site and serve it
 #   make test                 everything CI runs (.ci/test)
+#   make lint                 cargo fmt --check + clippy -D warnings, as CI (.ci/lint)
 #   make bench                bench/run (when it exists)
 #   make bench-writes         bench/writes
 
@@ -12,11 +13,12 @@ SHELL := /bin/bash
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 ARGS ?=
 
-.PHONY: help install-tools install-runtime-tools build release run test ci bench bench-writes lint-scripts
+.PHONY: help install-tools install-runtime-tools build release run test ci lint bench bench-writes lint-scripts
 
 help:
 	@echo "make run [ARGS=...]   install runtime tools, cargo leptos build --release, run target/release/gable serve ARGS"
-	@echo "make test             .ci/test: tools, PostgreSQL, cargo leptos build, nextest, OpenAPI validation"
+	@echo "make test             .ci/test: tools, PostgreSQL, lint, cargo leptos build, nextest, browser tests, OpenAPI validation"
+	@echo "make lint             .ci/lint: cargo fmt --check, cargo clippy -D warnings (workspace + WASM frontend)"
 	@echo "make ci               .ci/run (what CI runs: make test with timing, PostgreSQL mandatory)"
 	@echo "make bench            bench/run (if present)"
 	@echo "make bench-writes     bench/writes: the write path (payments created and succeeded)"
@@ -56,6 +58,10 @@ ci:
 	cd "$(ROOT)"
 	./.ci/run
 
+lint:
+	cd "$(ROOT)"
+	./.ci/lint
+
 bench:
 	cd "$(ROOT)"
 	if [ -x bench/run ]; then exec bench/run $(ARGS); \
@@ -64,8 +70,8 @@ bench:
 
 lint-scripts:
 	cd "$(ROOT)"
-	for f in .ci/install-tools .ci/test .ci/run .ci/env; do bash -n "$$f"; done
-	if command -v shellcheck >/dev/null; then shellcheck -x .ci/install-tools .ci/test .ci/run .ci/env; \
+	for f in .ci/install-tools .ci/test .ci/lint .ci/run .ci/env; do bash -n "$$f"; done
+	if command -v shellcheck >/dev/null; then shellcheck -x .ci/install-tools .ci/test .ci/lint .ci/run .ci/env; \
 	else echo "shellcheck not installed (apt-get install shellcheck); bash -n passed"; fi
 
 bench-writes:

@@ -8,7 +8,7 @@ use leptos::server_fn::ServerFnError;
 use crate::service::{ApiKeyView, CreatedKey, Me, RoleView, ServiceAccount, UserView};
 
 #[cfg(feature = "ssr")]
-pub use ssr::ConsoleConfig;
+pub use ssr::{ClientInfo, ConsoleConfig};
 
 #[cfg(feature = "ssr")]
 mod ssr {
@@ -30,6 +30,17 @@ mod ssr {
         pub session_max_age_secs: u64,
     }
 
+    /// Who sent the request and how: worked out once per request by the server's HTTP
+    /// layer (`server/src/http/client.rs`, which believes forwarding headers only from
+    /// trusted proxies) and left in the request's extensions.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct ClientInfo {
+        /// The client's address: the peer's, or the one a trusted proxy forwarded.
+        pub address: Option<std::net::IpAddr>,
+        /// A trusted proxy says the client reached it over https.
+        pub https: bool,
+    }
+
     pub fn console() -> Result<Arc<dyn Console>, ServerFnError> {
         use_context::<Arc<dyn Console>>().ok_or_else(|| ServerFnError::new("the console service is not available"))
     }
@@ -49,11 +60,14 @@ mod ssr {
         })
     }
 
-    /// The client's address, for sign-in throttling.
+    fn client() -> Option<ClientInfo> {
+        parts().and_then(|p| p.extensions.get::<ClientInfo>().cloned())
+    }
+
+    /// The client's address, for sign-in and sign-up throttling ("unknown", one shared
+    /// bucket, if the HTTP layer did not say).
     pub fn client_address() -> String {
-        parts()
-            .and_then(|p| p.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip().to_string()))
-            .unwrap_or_else(|| "unknown".into())
+        client().and_then(|c| c.address).map_or_else(|| "unknown".into(), |a| a.to_string())
     }
 
     pub fn error(e: ConsoleError) -> ServerFnError {
@@ -79,7 +93,8 @@ mod ssr {
     }
 
     fn cookie(value: &str, max_age: u64) -> String {
-        let secure = use_context::<ConsoleConfig>().is_some_and(|c| c.secure_cookies);
+        // Over https: by the public URL, or as a trusted TLS-terminating proxy says.
+        let secure = use_context::<ConsoleConfig>().is_some_and(|c| c.secure_cookies) || client().is_some_and(|c| c.https);
         format!("{SESSION_COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{}", if secure { "; Secure" } else { "" })
     }
 
@@ -111,7 +126,7 @@ pub async fn get_me() -> Result<Option<Me>, ServerFnError> {
 pub async fn sign_up(company: String, name: String, email: String, password: String) -> Result<(), ServerFnError> {
     let console = ssr::console()?;
     let form = crate::service::SignUp { company, name, email, password };
-    let session = console.sign_up(form).await.map_err(ssr::error)?;
+    let session = console.sign_up(form, &ssr::client_address()).await.map_err(ssr::error)?;
     ssr::set_session_cookie(&session.token);
     leptos_axum::redirect("/console");
     Ok(())

@@ -121,7 +121,7 @@ pub enum ConsoleError {
     },
     /// Email or password wrong (never says which).
     BadCredentials,
-    /// Too many sign-in attempts; try again after this many seconds.
+    /// Too many sign-in or sign-up attempts; try again after this many seconds.
     TooManyAttempts {
         retry_after_secs: u64,
     },
@@ -139,7 +139,7 @@ impl std::fmt::Display for ConsoleError {
             ConsoleError::Invalid { message, .. } => write!(f, "{message}"),
             ConsoleError::BadCredentials => write!(f, "That email and password do not match an account."),
             ConsoleError::TooManyAttempts { retry_after_secs } => {
-                write!(f, "Too many sign-in attempts. Try again in {} minute(s).", retry_after_secs.div_ceil(60).max(1))
+                write!(f, "Too many attempts. Try again in {} minute(s).", retry_after_secs.div_ceil(60).max(1))
             }
             ConsoleError::NotFound(what) => write!(f, "{what} was not found."),
             ConsoleError::Conflict(why) => write!(f, "{why}"),
@@ -165,8 +165,9 @@ mod ssr {
     #[async_trait::async_trait]
     pub trait Console: Send + Sync + 'static {
         /// Creates a tenant, its roles (Owner, Admin, Read-only staff) and its first user
-        /// (an Owner, in the `users` collection, live), and signs them in.
-        async fn sign_up(&self, form: SignUp) -> Result<NewSession>;
+        /// (an Owner, in the `users` collection, live), and signs them in. Throttled per
+        /// client address (every attempt counts, before the form is checked).
+        async fn sign_up(&self, form: SignUp, client: &str) -> Result<NewSession>;
         /// Checks the password (argon2id), throttled per email and per client address;
         /// always a new session (the previous one, if given, is ended: rotation).
         async fn sign_in(&self, email: &str, password: &str, client: &str, previous: Option<&str>) -> Result<NewSession>;

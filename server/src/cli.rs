@@ -2,16 +2,23 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use uuid::Uuid;
 
-use crate::config::{ServeArgs, StoreArgs};
+use crate::config::{Config, ServeArgs, StoreArgs};
 use crate::startup::{shutdown_signal, Application};
 use crate::store::{schema, Dialect, Store};
 
 #[derive(Parser)]
 #[command(name = "gable", version, about = "Gable: tenant-scoped property operations (API, console, flows)")]
 struct Cli {
+    /// A TOML file of settings (any `serve` or store setting, by its flag's name with
+    /// underscores: `addr`, `database_url`, `trusted_proxies`, …). Precedence:
+    /// defaults < this file < environment variables < flags. See gable.example.toml.
+    #[arg(long, env = "GABLE_CONFIG", value_name = "FILE", global = true)]
+    config: Option<PathBuf>,
     #[command(flatten)]
     store: StoreArgs,
     #[command(subcommand)]
@@ -104,8 +111,21 @@ impl Env {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // The matches as well as the parsed values: they tell which flags were typed.
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     init_tracing();
+    let serve = match &cli.command {
+        Command::Serve(args) => Some(args),
+        _ => None,
+    };
+    let config = match Config::from_command_line(cli.config.as_deref(), &matches, &cli.store, serve) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -113,7 +133,7 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match rt.block_on(run(cli)) {
+    match rt.block_on(run(cli.command, config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -145,24 +165,25 @@ fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
-    match cli.command {
+async fn run(command: Command, config: Config) -> anyhow::Result<()> {
+    let store_args = config.store();
+    match command {
         Command::Schema { dialect } => {
             print!("{}", schema::init_ddl(dialect));
             Ok(())
         }
         Command::Migrate => {
-            open(&cli.store).await?;
+            open(&store_args).await?;
             eprintln!("migrations applied");
             Ok(())
         }
         Command::Tenant { command: TenantCommand::Create { name } } => {
-            let store = open(&cli.store).await?;
+            let store = open(&store_args).await?;
             let id = store.create_tenant(&name).await?;
             print_json(&serde_json::json!({ "object": "tenant", "id": id, "name": name }))
         }
         Command::Key { command: KeyCommand::Create { tenant, env, scopes, properties, service_account } } => {
-            let store = open(&cli.store).await?;
+            let store = open(&store_args).await?;
             anyhow::ensure!(store.tenant_exists(tenant).await?, "no tenant {tenant}");
             let sa = store.service_account(tenant, &service_account).await?;
             let key = store.create_key(tenant, sa, env.livemode(), scopes, properties).await?;
@@ -171,21 +192,21 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Key { command: KeyCommand::Revoke { tenant, id } } => {
-            let store = open(&cli.store).await?;
+            let store = open(&store_args).await?;
             anyhow::ensure!(store.revoke_key(tenant, id).await?, "no active key {id} in tenant {tenant}");
             eprintln!("revoked");
             Ok(())
         }
         Command::Seed { tenant, env, size, random_seed } => {
-            let store = open(&cli.store).await?;
+            let store = open(&store_args).await?;
             anyhow::ensure!(store.tenant_exists(tenant).await?, "no tenant {tenant}");
             let counts = crate::seed::seed(&store, tenant, env.livemode(), size, random_seed, true).await?;
             print_json(&counts)
         }
-        Command::Serve(args) => {
-            let store = open(&cli.store).await?;
+        Command::Serve(_) => {
+            let store = open(&store_args).await?;
             let first_run = store.count_tenants().await? == 0;
-            let app = Application::build(store, &args).await?;
+            let app = Application::build(store, &config.serve()).await?;
             let settings = app.state.settings.clone();
             if first_run {
                 let store = &app.state.store;
@@ -211,5 +232,141 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             tracing::info!(live = %app.live_addr, sandbox = %app.test_addr, "listening");
             app.run(shutdown_signal()).await
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::io::Write;
+
+    use super::*;
+
+    /// The configuration `gable <args>` would run with, in an environment of `env` only.
+    fn resolve(args: &[&str], file: Option<&str>, env: &[(&str, &str)]) -> anyhow::Result<Config> {
+        let matches = Cli::command().try_get_matches_from(std::iter::once("gable").chain(args.iter().copied()))?;
+        let cli = Cli::from_arg_matches(&matches)?;
+        let serve = match &cli.command {
+            Command::Serve(args) => Some(args),
+            _ => None,
+        };
+        let flags = crate::config::typed_flags(&matches, &cli.store, serve)?;
+        let mut toml = tempfile::NamedTempFile::new()?;
+        let path = file.map(|text| toml.write_all(text.as_bytes()).map(|_| toml.path().to_path_buf())).transpose()?;
+        let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Config::load(path.as_deref(), |name| env.get(name).cloned(), flags)
+    }
+
+    const FILE: &str = r#"
+        addr = "127.0.0.1:9000"
+        sandbox_addr = "127.0.0.1:9001"
+        public_url = "https://file.example"
+        sandbox_public_url = "https://sandbox.file.example"
+        data_dir = "/srv/file"
+        database_url = "postgres://file/db"
+        scheduler_interval_secs = 5
+        site_root = "/srv/site"
+        trusted_proxies = ["10.0.0.0/8", "192.0.2.1"]
+    "#;
+
+    #[test]
+    fn defaults_then_file_then_environment_then_flags() {
+        let defaults = resolve(&["serve"], None, &[]).unwrap();
+        assert_eq!(defaults, Config::default());
+        assert_eq!(defaults.addr.to_string(), "127.0.0.1:8080");
+        assert!(defaults.trusted_proxies.is_empty(), "no proxy is trusted by default");
+
+        // The file overrides every default.
+        let file = resolve(&["serve"], Some(FILE), &[]).unwrap();
+        assert_eq!(file.addr.to_string(), "127.0.0.1:9000");
+        assert_eq!(file.sandbox_addr.to_string(), "127.0.0.1:9001");
+        assert_eq!(file.public_url.as_deref(), Some("https://file.example"));
+        assert_eq!(file.sandbox_public_url.as_deref(), Some("https://sandbox.file.example"));
+        assert_eq!(file.data_dir.to_str(), Some("/srv/file"));
+        assert_eq!(file.database_url.as_deref(), Some("postgres://file/db"));
+        assert_eq!(file.scheduler_interval_secs, 5);
+        assert_eq!(file.site_root, "/srv/site");
+        assert_eq!(file.trusted_proxies.iter().map(|n| n.to_string()).collect::<Vec<_>>(), ["10.0.0.0/8", "192.0.2.1/32"]);
+
+        // The environment overrides the file, setting by setting.
+        let env = [
+            ("GABLE_ADDR", "127.0.0.1:7000"),
+            ("GABLE_PUBLIC_URL", "https://env.example"),
+            ("DATABASE_URL", "postgres://env/db"),
+            ("GABLE_SCHEDULER_INTERVAL", "30"),
+            ("LEPTOS_SITE_ROOT", "/env/site"),
+            ("GABLE_TRUSTED_PROXIES", "172.16.0.0/12, 2001:db8::1"),
+            // Empty is unset, not "the empty string".
+            ("GABLE_SANDBOX_PUBLIC_URL", ""),
+        ];
+        let over = resolve(&["serve"], Some(FILE), &env).unwrap();
+        assert_eq!(over.addr.to_string(), "127.0.0.1:7000");
+        assert_eq!(over.sandbox_addr.to_string(), "127.0.0.1:9001", "not in the environment: the file's");
+        assert_eq!(over.public_url.as_deref(), Some("https://env.example"));
+        assert_eq!(over.sandbox_public_url.as_deref(), Some("https://sandbox.file.example"));
+        assert_eq!(over.database_url.as_deref(), Some("postgres://env/db"));
+        assert_eq!(over.scheduler_interval_secs, 30);
+        assert_eq!(over.site_root, "/env/site");
+        assert_eq!(over.data_dir.to_str(), Some("/srv/file"));
+        assert_eq!(over.trusted_proxies.iter().map(|n| n.to_string()).collect::<Vec<_>>(), ["172.16.0.0/12", "2001:db8::1/128"]);
+
+        // Flags typed on the command line override both; global flags on either side of `serve`.
+        let flags = resolve(
+            &[
+                "--data-dir",
+                "/flag/data",
+                "serve",
+                "--addr",
+                "127.0.0.1:6000",
+                "--scheduler-interval-secs",
+                "0",
+                "--trusted-proxy",
+                "127.0.0.1",
+                "--trusted-proxy",
+                "::1",
+                "--database-url",
+                "postgres://flag/db",
+            ],
+            Some(FILE),
+            &env,
+        )
+        .unwrap();
+        assert_eq!(flags.addr.to_string(), "127.0.0.1:6000");
+        assert_eq!(flags.data_dir.to_str(), Some("/flag/data"));
+        assert_eq!(flags.database_url.as_deref(), Some("postgres://flag/db"));
+        assert_eq!(flags.scheduler_interval_secs, 0);
+        assert_eq!(flags.trusted_proxies.iter().map(|n| n.to_string()).collect::<Vec<_>>(), ["127.0.0.1/32", "::1/128"]);
+        // Flags not typed leave the lower layers alone (clap's defaults do not count).
+        assert_eq!(flags.public_url.as_deref(), Some("https://env.example"));
+        assert_eq!(flags.sandbox_addr.to_string(), "127.0.0.1:9001");
+
+        // Commands other than serve read the store settings the same way.
+        let migrate = resolve(&["migrate"], Some(FILE), &[("GABLE_DATA_DIR", "/env/data")]).unwrap();
+        assert_eq!((migrate.data_dir.to_str(), migrate.database_url.as_deref()), (Some("/env/data"), Some("postgres://file/db")));
+    }
+
+    #[test]
+    fn the_example_file_is_valid_and_says_the_defaults() {
+        let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../gable.example.toml");
+        let config = Config::load(Some(std::path::Path::new(example)), |_| None, Default::default()).unwrap();
+        assert_eq!(config, Config::default());
+    }
+
+    #[test]
+    fn a_bad_file_or_value_is_a_clear_error() {
+        let err = |args: &[&str], file: Option<&str>, env: &[(&str, &str)]| format!("{:#}", resolve(args, file, env).unwrap_err());
+        let unknown = err(&["serve"], Some("adress = \"127.0.0.1:1\""), &[]);
+        assert!(unknown.contains("adress") && unknown.contains("TOML file"), "{unknown}");
+        let malformed = err(&["serve"], Some("addr = "), &[]);
+        assert!(malformed.contains("TOML"), "{malformed}");
+        let wrong_type = err(&["serve"], Some("scheduler_interval_secs = \"often\""), &[]);
+        assert!(wrong_type.contains("scheduler_interval_secs"), "{wrong_type}");
+        let bad_proxy = err(&["serve"], Some("trusted_proxies = [\"10.0.0.0/33\"]"), &[]);
+        assert!(bad_proxy.contains("10.0.0.0/33"), "{bad_proxy}");
+        let bad_env = err(&["serve"], None, &[("GABLE_ADDR", "not an address")]);
+        assert!(bad_env.contains("GABLE_ADDR"), "{bad_env}");
+        let missing = Config::load(Some(std::path::Path::new("/no/such/gable.toml")), |_| None, Default::default()).unwrap_err();
+        assert!(format!("{missing:#}").contains("/no/such/gable.toml"), "{missing:#}");
+        assert!(resolve(&["serve", "--trusted-proxy", "nonsense"], None, &[]).is_err());
     }
 }

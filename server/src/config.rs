@@ -1,18 +1,51 @@
-//! Settings, layered: built-in defaults, then `GABLE_…` environment variables, then
-//! command-line flags (clap reads both; a flag wins over its variable).
+//! Settings, layered: built-in defaults, then a TOML file (`--config FILE` or
+//! `GABLE_CONFIG`), then environment variables, then command-line flags; each layer
+//! overrides only the settings it gives. `figment` merges the layers into one `Config`.
+//!
+//! clap parses the flags (and shows the defaults in `--help`), but only the flags
+//! actually typed on the command line become the top layer: clap's defaults would
+//! otherwise hide the file (`ArgMatches::value_source`). The environment is read here,
+//! not by clap, so that an error names the variable, not a flag that was not typed.
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
 
-use clap::Args;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args};
+use figment::value::{Dict, Map, Value};
+use figment::{Figment, Metadata, Profile, Provider};
+use ipnet::IpNet;
+use serde::{Deserialize, Deserializer, Serialize};
 
-#[derive(Debug, Clone, Args)]
+const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+const DEFAULT_SANDBOX_ADDR: &str = "127.0.0.1:8081";
+const DEFAULT_DATA_DIR: &str = "./gable-data";
+const DEFAULT_SITE_ROOT: &str = "target/site";
+const DEFAULT_SCHEDULER_INTERVAL_SECS: u64 = 60;
+
+/// The environment variable of each setting. The names predate the file (and
+/// `DATABASE_URL`, `LEPTOS_SITE_ROOT` are what other tools already set), so they are
+/// listed rather than derived from a prefix; other `GABLE_*` variables (`GABLE_LOG`,
+/// the test harness's) are not settings.
+pub const ENVIRONMENT: [(&str, &str); 9] = [
+    ("addr", "GABLE_ADDR"),
+    ("sandbox_addr", "GABLE_SANDBOX_ADDR"),
+    ("public_url", "GABLE_PUBLIC_URL"),
+    ("sandbox_public_url", "GABLE_SANDBOX_PUBLIC_URL"),
+    ("data_dir", "GABLE_DATA_DIR"),
+    ("database_url", "DATABASE_URL"),
+    ("scheduler_interval_secs", "GABLE_SCHEDULER_INTERVAL"),
+    ("site_root", "LEPTOS_SITE_ROOT"),
+    ("trusted_proxies", "GABLE_TRUSTED_PROXIES"),
+];
+
+#[derive(Debug, Clone, Args, Serialize)]
 pub struct StoreArgs {
-    /// Directory of the embedded database and generated secrets.
-    #[arg(long, env = "GABLE_DATA_DIR", default_value = "./gable-data", global = true)]
+    /// Directory of the embedded database and generated secrets. [env: GABLE_DATA_DIR]
+    #[arg(long, default_value = DEFAULT_DATA_DIR, global = true)]
     pub data_dir: PathBuf,
-    /// A `postgres://` URL to use PostgreSQL instead of the embedded SQLite.
-    #[arg(long, env = "DATABASE_URL", global = true)]
+    /// A `postgres://` URL to use PostgreSQL instead of the embedded SQLite. [env: DATABASE_URL]
+    #[arg(long, global = true)]
     pub database_url: Option<String>,
 }
 
@@ -27,27 +60,32 @@ impl StoreArgs {
     }
 }
 
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Args, Serialize)]
 pub struct ServeArgs {
-    /// Production listener.
-    #[arg(long, env = "GABLE_ADDR", default_value = "127.0.0.1:8080")]
+    /// Production listener. [env: GABLE_ADDR]
+    #[arg(long, default_value = DEFAULT_ADDR)]
     pub addr: SocketAddr,
-    /// Sandbox listener.
-    #[arg(long, env = "GABLE_SANDBOX_ADDR", default_value = "127.0.0.1:8081")]
+    /// Sandbox listener. [env: GABLE_SANDBOX_ADDR]
+    #[arg(long, default_value = DEFAULT_SANDBOX_ADDR)]
     pub sandbox_addr: SocketAddr,
-    /// Production base address written into links and the API description.
-    #[arg(long, env = "GABLE_PUBLIC_URL")]
+    /// Production base address written into links and the API description. [env: GABLE_PUBLIC_URL]
+    #[arg(long)]
     pub public_url: Option<String>,
-    /// Sandbox base address.
-    #[arg(long, env = "GABLE_SANDBOX_PUBLIC_URL")]
+    /// Sandbox base address. [env: GABLE_SANDBOX_PUBLIC_URL]
+    #[arg(long)]
     pub sandbox_public_url: Option<String>,
-    /// Where the console's built assets are (cargo-leptos writes them to target/site).
-    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
+    /// Where the console's built assets are (cargo-leptos writes them to target/site). [env: LEPTOS_SITE_ROOT]
+    #[arg(long, default_value = DEFAULT_SITE_ROOT)]
     pub site_root: String,
     /// Seconds between scheduler rounds (rent due, leases and documents expiring); 0 runs
-    /// no scheduler in this process (another process of the deployment runs it).
-    #[arg(long, env = "GABLE_SCHEDULER_INTERVAL", default_value_t = 60)]
+    /// no scheduler in this process (another process of the deployment runs it). [env: GABLE_SCHEDULER_INTERVAL]
+    #[arg(long, default_value_t = DEFAULT_SCHEDULER_INTERVAL_SECS)]
     pub scheduler_interval_secs: u64,
+    /// A reverse proxy (IP address or CIDR range) whose `X-Forwarded-For`, `Forwarded`
+    /// and `X-Forwarded-Proto` headers are believed; repeat the flag, or separate with
+    /// commas. None by default: the client is the TCP peer. [env: GABLE_TRUSTED_PROXIES]
+    #[arg(long = "trusted-proxy", value_name = "IP_OR_CIDR", value_delimiter = ',', value_parser = parse_proxy)]
+    pub trusted_proxies: Vec<IpNet>,
 }
 
 /// What the running server needs to know beyond its store.
@@ -55,4 +93,163 @@ pub struct ServeArgs {
 pub struct Settings {
     pub public_url: String,
     pub sandbox_public_url: String,
+    /// Peers whose forwarding headers are believed (`http::client`).
+    pub trusted_proxies: Vec<IpNet>,
+}
+
+/// Every setting of `serve` and of the store, as the layers give them; the file's keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub addr: SocketAddr,
+    pub sandbox_addr: SocketAddr,
+    pub public_url: Option<String>,
+    pub sandbox_public_url: Option<String>,
+    pub data_dir: PathBuf,
+    pub database_url: Option<String>,
+    pub scheduler_interval_secs: u64,
+    pub site_root: String,
+    #[serde(deserialize_with = "proxies")]
+    pub trusted_proxies: Vec<IpNet>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            sandbox_addr: SocketAddr::from(([127, 0, 0, 1], 8081)),
+            public_url: None,
+            sandbox_public_url: None,
+            data_dir: PathBuf::from(DEFAULT_DATA_DIR),
+            database_url: None,
+            scheduler_interval_secs: DEFAULT_SCHEDULER_INTERVAL_SECS,
+            site_root: DEFAULT_SITE_ROOT.into(),
+            trusted_proxies: Vec::new(),
+        }
+    }
+}
+
+impl Config {
+    /// Merges the layers: defaults < `file` < environment (read through `var`) < `flags`.
+    /// A missing or malformed file, an unknown key in it, or a value of the wrong kind
+    /// anywhere is an error that names the setting and where it came from.
+    pub fn load(file: Option<&Path>, var: impl Fn(&str) -> Option<String>, flags: Dict) -> anyhow::Result<Config> {
+        let mut figment = Figment::from(figment::providers::Serialized::defaults(Config::default()));
+        if let Some(path) = file {
+            // Checked here: figment's own message for a missing file names no file.
+            std::fs::metadata(path).map_err(|e| anyhow::anyhow!("cannot read the configuration file {}: {e}", path.display()))?;
+            use figment::providers::Format;
+            figment = figment.merge(figment::providers::Toml::file_exact(path));
+        }
+        let environment: Dict = ENVIRONMENT
+            .iter()
+            .filter_map(|(key, name)| var(name).filter(|v| !v.is_empty()).map(|v| (key.to_string(), Value::from(v))))
+            .collect();
+        figment = figment.merge(Layer { name: "the environment", values: environment, key_name: |key| env_name(key).to_string() });
+        figment = figment.merge(Layer { name: "the command line", values: flags, key_name: |key| format!("--{}", flag_name(key)) });
+        // Lossy: an environment variable is text, and `GABLE_SCHEDULER_INTERVAL=30` is a number.
+        figment.extract_lossy().map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))
+    }
+
+    /// The layers as the `gable` command sees them: the file given by `--config` (or
+    /// `GABLE_CONFIG`), the process environment, and the flags typed in `matches`
+    /// (`serve`'s from its subcommand).
+    pub fn from_command_line(
+        file: Option<&Path>,
+        matches: &ArgMatches,
+        store: &StoreArgs,
+        serve: Option<&ServeArgs>,
+    ) -> anyhow::Result<Config> {
+        Config::load(file, |name| std::env::var(name).ok(), typed_flags(matches, store, serve)?)
+    }
+
+    pub fn store(&self) -> StoreArgs {
+        StoreArgs { data_dir: self.data_dir.clone(), database_url: self.database_url.clone() }
+    }
+
+    pub fn serve(&self) -> ServeArgs {
+        ServeArgs {
+            addr: self.addr,
+            sandbox_addr: self.sandbox_addr,
+            public_url: self.public_url.clone(),
+            sandbox_public_url: self.sandbox_public_url.clone(),
+            site_root: self.site_root.clone(),
+            scheduler_interval_secs: self.scheduler_interval_secs,
+            trusted_proxies: self.trusted_proxies.clone(),
+        }
+    }
+}
+
+fn env_name(key: &str) -> &str {
+    ENVIRONMENT.iter().find(|(k, _)| *k == key).map_or(key, |(_, name)| name)
+}
+
+fn flag_name(key: &str) -> String {
+    match key {
+        "trusted_proxies" => "trusted-proxy".into(),
+        other => other.replace('_', "-"),
+    }
+}
+
+/// The settings whose values were typed on the command line (`serve`'s in its subcommand).
+pub fn typed_flags(matches: &ArgMatches, store: &StoreArgs, serve: Option<&ServeArgs>) -> anyhow::Result<Dict> {
+    let mut flags = typed(matches, store)?;
+    if let (Some(serve), Some(sub)) = (serve, matches.subcommand_matches("serve")) {
+        flags.extend(typed(sub, serve)?);
+    }
+    Ok(flags)
+}
+
+/// The settings among `parsed` whose values were typed on the command line.
+fn typed(matches: &ArgMatches, parsed: &impl Serialize) -> anyhow::Result<Dict> {
+    let Value::Dict(_, all) = Value::serialize(parsed)? else { anyhow::bail!("settings serialize as a table") };
+    Ok(all.into_iter().filter(|(id, _)| matches!(matches.value_source(id), Some(ValueSource::CommandLine))).collect())
+}
+
+/// One layer of settings, with errors naming the variable or flag a key came from.
+struct Layer {
+    name: &'static str,
+    values: Dict,
+    key_name: fn(&str) -> String,
+}
+
+impl Provider for Layer {
+    fn metadata(&self) -> Metadata {
+        let key_name = self.key_name;
+        Metadata::named(self.name).interpolater(move |_: &Profile, keys: &[&str]| keys.first().map_or_else(String::new, |k| key_name(k)))
+    }
+
+    fn data(&self) -> Result<Map<Profile, Dict>, figment::Error> {
+        Ok(Profile::Default.collect(self.values.clone()))
+    }
+}
+
+/// A trusted proxy: an IP address (one host) or a CIDR range.
+pub fn parse_proxy(s: &str) -> Result<IpNet, String> {
+    let s = s.trim();
+    s.parse::<IpNet>()
+        .or_else(|_| s.parse::<IpAddr>().map(IpNet::from))
+        .map_err(|_| format!("`{s}` is not an IP address or a CIDR range (like 10.0.0.0/8)"))
+}
+
+/// Trusted proxies from a list (file) or a comma-separated string (environment).
+fn proxies<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<IpNet>, D::Error> {
+    struct Visitor;
+    impl<'de> serde::de::Visitor<'de> for Visitor {
+        type Value = Vec<IpNet>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list of IP addresses or CIDR ranges, or one comma-separated string of them")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            v.split(',').filter(|s| !s.trim().is_empty()).map(|s| parse_proxy(s).map_err(E::custom)).collect()
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(s) = seq.next_element::<String>()? {
+                out.push(parse_proxy(&s).map_err(serde::de::Error::custom)?);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_any(Visitor)
 }

@@ -30,17 +30,17 @@ pub enum Error {
     #[error("{0}")]
     KeyEnvironmentMismatch(String),
     /// 403 `insufficient_scope`: carries the scope the operation needs.
-    #[error("this operation needs the scope `{0}`")]
-    InsufficientScope(String),
+    #[error("{message}")]
+    InsufficientScope { scope: String, message: String },
     /// 403 `property_forbidden`.
     #[error("{0}")]
     PropertyForbidden(String),
     /// 404 `not_found`.
     #[error("{message}")]
     NotFound { message: String, param: Option<String> },
-    /// 405 `method_not_allowed`.
-    #[error("{0}")]
-    MethodNotAllowed(String),
+    /// 405 `method_not_allowed`: carries the methods the path does allow (`Allow`).
+    #[error("{message}")]
+    MethodNotAllowed { message: String, allow: Vec<&'static str> },
     /// 409 `invalid_state_transition`: names the current state and the allowed actions.
     #[error("{message}")]
     InvalidStateTransition { message: String, current: String, allowed: Vec<String> },
@@ -71,6 +71,10 @@ impl Error {
     pub fn parameter(param: impl Into<String>, message: impl fmt::Display) -> Self {
         let param = param.into();
         Error::InvalidParameter { message: format!("{param}: {message}"), param }
+    }
+    pub fn insufficient_scope(scope: impl Into<String>) -> Self {
+        let scope = scope.into();
+        Error::InsufficientScope { message: format!("this operation needs the scope `{scope}`"), scope }
     }
     pub fn not_found(what: &str) -> Self {
         Error::NotFound { message: format!("no such {what}"), param: None }

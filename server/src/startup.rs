@@ -49,6 +49,7 @@ impl Application {
                 .unwrap_or_else(|| format!("http://{test_addr}"))
                 .trim_end_matches('/')
                 .to_string(),
+            trusted_proxies: args.trusted_proxies.clone(),
         };
         let cursors = CursorKey::new(&store.instance_secret("cursor").await?);
         let leptos = LeptosOptions::builder()
@@ -61,11 +62,14 @@ impl Application {
             secure_cookies: settings.public_url.starts_with("https://"),
             session_max_age_secs: crate::console::SESSION_ABSOLUTE.as_secs(),
         };
-        let console: Arc<dyn Console> = Arc::new(crate::console::ConsoleService::new(store.clone()));
         let ops = Operations::new(store.clone(), clock);
+        let console: Arc<dyn Console> = crate::console::ConsoleService::shared(ops.clone());
         let state = Arc::new(AppState { store, ops, cursors, settings });
-        let live_router = http::router(ApiState { app: state.clone(), livemode: true }, Some((leptos, console, console_config)));
-        let test_router = http::router(ApiState { app: state.clone(), livemode: false }, None);
+        // The client layer (`http::client`) reads the trusted proxies from the request.
+        let trusted = axum::Extension(http::client::TrustedProxies::new(&state.settings.trusted_proxies));
+        let live_router =
+            http::router(ApiState { app: state.clone(), livemode: true }, Some((leptos, console, console_config))).layer(trusted.clone());
+        let test_router = http::router(ApiState { app: state.clone(), livemode: false }, None).layer(trusted);
         let scheduler_interval = (args.scheduler_interval_secs > 0).then(|| std::time::Duration::from_secs(args.scheduler_interval_secs));
         Ok(Application { live, test, live_addr, test_addr, state, scheduler_interval, live_router, test_router })
     }
@@ -84,7 +88,7 @@ impl Application {
         let wait = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
             let _ = rx.wait_for(|stop| *stop).await;
         };
-        // Client addresses reach the handlers (sign-in throttling per address).
+        // Peer addresses reach the client layer (`http::client`).
         let live = axum::serve(self.live, self.live_router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(wait(rx.clone()));
         let test = axum::serve(self.test, self.test_router.into_make_service_with_connect_info::<SocketAddr>())

@@ -138,3 +138,135 @@ fn ureq_get(url: &str, key: &str) -> Result<u16, String> {
         Ok(r.status().as_u16())
     })
 }
+
+/// A blocking GET with a bearer key; returns the status and the `Request-Id` header.
+fn get_with_id(url: &str, key: &str) -> Result<(u16, String), String> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let r = reqwest::Client::new().get(url).bearer_auth(key).send().await.map_err(|e| format!("{e:?}"))?;
+        let id = r.headers().get("request-id").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+        Ok((r.status().as_u16(), id))
+    })
+}
+
+/// Starts `gable serve` on free ports with these extra arguments and environment, and
+/// returns the process, the sandbox key and the first-run lines it printed.
+fn serve(store: &[String], args: &[&str], env: &[(&str, &str)]) -> (std::process::Child, String, Vec<String>) {
+    let mut cmd = Command::new(BIN);
+    cmd.args(store).arg("serve").args(args);
+    for var in ["DATABASE_URL", "GABLE_LOG", "GABLE_LOG_FORMAT", "GABLE_CONFIG", "GABLE_ADDR", "GABLE_SANDBOX_ADDR", "GABLE_PUBLIC_URL"] {
+        cmd.env_remove(var);
+    }
+    let mut child = cmd.envs(env.iter().copied()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut printed = vec![];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let key = loop {
+        let line = lines.next().expect("the first run prints a key").unwrap();
+        if let Some(pos) = line.find("gbl_test_") {
+            break line[pos..].split_whitespace().next().unwrap().to_string();
+        }
+        printed.push(line);
+        assert!(Instant::now() < deadline, "no key printed");
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, key, printed)
+}
+
+fn printed_address(printed: &[String], label: &str) -> String {
+    printed.iter().find_map(|l| l.trim().strip_prefix(label)).unwrap_or_else(|| panic!("no {label} in {printed:?}")).trim().to_string()
+}
+
+#[test]
+fn serve_logs_one_access_line_per_request_and_no_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = vec!["--data-dir".to_string(), dir.path().display().to_string()];
+    let (mut child, key, printed) =
+        serve(&store, &["--addr", "127.0.0.1:0", "--sandbox-addr", "127.0.0.1:0"], &[("GABLE_LOG_FORMAT", "json")]);
+    let stderr = child.stderr.take().unwrap();
+    let log = std::thread::spawn(move || BufReader::new(stderr).lines().map_while(Result::ok).collect::<Vec<String>>());
+    let sandbox = printed_address(&printed, "Sandbox API:");
+    let id = uuid::Uuid::new_v4();
+    let mut answered = None;
+    for _ in 0..100 {
+        if let Ok(r) = get_with_id(&format!("{sandbox}/properties/{id}?access_token=query-secret-123"), &key) {
+            answered = Some(r);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (status, request_id) = answered.expect("the server answered");
+    let (unmatched_status, unmatched_id) =
+        get_with_id(&format!("{}/nowhere/path-secret-456?x=1", sandbox.trim_end_matches("/v1")), &key).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let lines = log.join().unwrap();
+    let access: Vec<Value> = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["target"] == "gable::access" && v["level"] == "INFO")
+        .collect();
+    let line_of = |rid: &str| {
+        let found: Vec<&Value> = access.iter().filter(|v| v["fields"]["request_id"] == rid).collect();
+        assert_eq!(found.len(), 1, "one access line for request {rid}: {lines:#?}");
+        found[0]["fields"].clone()
+    };
+    let f = line_of(&request_id);
+    assert_eq!((f["method"].as_str(), f["path"].as_str()), (Some("GET"), Some("/v1/{resource}/{id}")), "{f}");
+    assert_eq!(f["status"].as_u64(), Some(u64::from(status)), "{f}");
+    assert!(f["latency_ms"].as_f64().is_some_and(|ms| ms >= 0.0), "{f}");
+    let f = line_of(&unmatched_id);
+    assert_eq!((f["path"].as_str(), f["status"].as_u64()), (Some("<unmatched>"), Some(u64::from(unmatched_status))), "{f}");
+    // No secret of the request reaches the log: not the key, not the query, not the path as sent.
+    let all = lines.join("\n");
+    for secret in [key.as_str(), "query-secret-123", "access_token"] {
+        assert!(!all.contains(secret), "the log holds {secret}: {all}");
+    }
+    for as_sent in [id.to_string(), "path-secret-456".to_string()] {
+        assert!(!access.iter().any(|v| v.to_string().contains(&as_sent)), "an access line holds the path as sent: {access:?}");
+    }
+}
+
+#[test]
+fn settings_come_from_the_file_then_the_environment_then_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("gable.toml");
+    let data = dir.path().join("from-file");
+    let settings = r#"
+        addr = "127.0.0.1:0"
+        sandbox_addr = "127.0.0.1:0"
+        public_url = "https://file.example"
+        sandbox_public_url = "https://sandbox.file.example"
+    "#;
+    std::fs::write(&file, format!("data_dir = {:?}\n{settings}", data.display().to_string())).unwrap();
+    let config = file.display().to_string();
+    // The file alone: its data directory and public addresses.
+    let (mut child, _, printed) = serve(&[], &["--config", &config], &[]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(data.join("gable.db").exists(), "the file's data_dir was not used");
+    assert_eq!(printed_address(&printed, "Console:"), "https://file.example/");
+    assert_eq!(printed_address(&printed, "Sandbox API:"), "https://sandbox.file.example/v1");
+    // The environment over the file (GABLE_CONFIG names it), a flag over both.
+    let data2 = dir.path().join("from-flag");
+    let (mut child, _, printed) = serve(
+        &["--data-dir".to_string(), data2.display().to_string()],
+        &["--sandbox-public-url", "https://sandbox.flag.example"],
+        &[
+            ("GABLE_CONFIG", &config),
+            ("GABLE_PUBLIC_URL", "https://env.example"),
+            ("GABLE_SANDBOX_PUBLIC_URL", "https://sandbox.env.example"),
+        ],
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(data2.join("gable.db").exists(), "the flag's data_dir was not used");
+    assert_eq!(printed_address(&printed, "Console:"), "https://env.example/");
+    assert_eq!(printed_address(&printed, "Sandbox API:"), "https://sandbox.flag.example/v1");
+    // A file with an unknown key does not start, and says which key.
+    std::fs::write(&file, "adress = \"127.0.0.1:0\"\n").unwrap();
+    let (ok, _, err) = gable(&["--config".to_string(), config.clone()], &["migrate"]);
+    assert!(!ok && err.contains("adress") && err.contains(&config), "{err}");
+    let (ok, _, err) = gable(&["--config".to_string(), dir.path().join("missing.toml").display().to_string()], &["migrate"]);
+    assert!(!ok && err.contains("missing.toml"), "{err}");
+}

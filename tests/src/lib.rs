@@ -171,29 +171,68 @@ impl TestApp {
 
     /// A SQLite-backed server whose production address is `public_url` (e.g. https).
     pub async fn spawn_with_public_url(public_url: &str) -> TestApp {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let url = format!("sqlite://{}", dir.path().join("gable.db").display());
-        let store = Store::connect(&url).await.expect("open sqlite");
-        store.migrate().await.expect("migrate sqlite");
+        let (store, url, dir) = Self::fresh_sqlite().await;
         Self::start_with(Backend::Sqlite, store, url, Some(dir), Some(public_url.to_string())).await
     }
 
     pub async fn spawn(backend: Backend) -> TestApp {
         match backend {
             Backend::Sqlite => {
-                let dir = tempfile::tempdir().expect("temp dir");
-                let url = format!("sqlite://{}", dir.path().join("gable.db").display());
-                let store = Store::connect(&url).await.expect("open sqlite");
-                store.migrate().await.expect("migrate sqlite");
+                let (store, url, dir) = Self::fresh_sqlite().await;
                 Self::start(backend, store, url, Some(dir)).await
             }
             Backend::Postgres => Self::spawn_postgres().await.expect("PostgreSQL is required here"),
         }
     }
 
+    /// A migrated SQLite database in a fresh temporary directory.
+    async fn fresh_sqlite() -> (Store, String, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("gable.db").display());
+        let store = Store::connect(&url).await.expect("open sqlite");
+        store.migrate().await.expect("migrate sqlite");
+        (store, url, dir)
+    }
+
     /// A server on a fresh PostgreSQL database, or `None` (with a loud note) when
     /// PostgreSQL is unreachable and not required.
     pub async fn spawn_postgres() -> Option<TestApp> {
+        let (store, db_url) = Self::fresh_postgres().await?;
+        Some(Self::start(Backend::Postgres, store, db_url, None).await)
+    }
+
+    /// A server with these listener settings (start from `serve_args`, e.g. to trust a
+    /// proxy); `None` as `spawn_postgres`.
+    pub async fn spawn_with_args(backend: Backend, args: ServeArgs) -> Option<TestApp> {
+        let clock = Clock::manual(chrono::Utc::now());
+        match backend {
+            Backend::Sqlite => {
+                let (store, url, dir) = Self::fresh_sqlite().await;
+                Some(Self::start_clocked(backend, store, url, Some(dir), args, clock).await)
+            }
+            Backend::Postgres => {
+                let (store, url) = Self::fresh_postgres().await?;
+                Some(Self::start_clocked(backend, store, url, None, args, clock).await)
+            }
+        }
+    }
+
+    /// The listener settings of a test server: free ports, no scheduler loop (tests run
+    /// rounds themselves with `run_jobs` after moving the clock).
+    pub fn serve_args(public_url: Option<String>) -> ServeArgs {
+        ServeArgs {
+            addr: "127.0.0.1:0".parse().expect("addr"),
+            sandbox_addr: "127.0.0.1:0".parse().expect("addr"),
+            public_url,
+            sandbox_public_url: None,
+            site_root: "target/site".into(),
+            scheduler_interval_secs: 0,
+            trusted_proxies: Vec::new(),
+        }
+    }
+
+    /// A fresh migrated PostgreSQL database and its URL.
+    async fn fresh_postgres() -> Option<(Store, String)> {
         let url = admin_url();
         let required = std::env::var("GABLE_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
         let mut admin = match PgConnection::connect(&url).await {
@@ -213,7 +252,7 @@ impl TestApp {
         let db_url = with_database(&url, &db);
         let store = Store::connect(&db_url).await.expect("open postgres");
         store.migrate().await.expect("migrate postgres");
-        Some(Self::start(Backend::Postgres, store, db_url, None).await)
+        Some((store, db_url))
     }
 
     async fn start(backend: Backend, store: Store, database_url: String, dir: Option<tempfile::TempDir>) -> TestApp {
@@ -227,7 +266,7 @@ impl TestApp {
         dir: Option<tempfile::TempDir>,
         public_url: Option<String>,
     ) -> TestApp {
-        Self::start_clocked(backend, store, database_url, dir, public_url, Clock::manual(chrono::Utc::now())).await
+        Self::start_clocked(backend, store, database_url, dir, Self::serve_args(public_url), Clock::manual(chrono::Utc::now())).await
     }
 
     async fn start_clocked(
@@ -235,18 +274,9 @@ impl TestApp {
         store: Store,
         database_url: String,
         dir: Option<tempfile::TempDir>,
-        public_url: Option<String>,
+        args: ServeArgs,
         clock: Clock,
     ) -> TestApp {
-        let args = ServeArgs {
-            addr: "127.0.0.1:0".parse().expect("addr"),
-            sandbox_addr: "127.0.0.1:0".parse().expect("addr"),
-            public_url,
-            sandbox_public_url: None,
-            site_root: "target/site".into(),
-            // No scheduler loop: tests run rounds themselves (`run_jobs`) after moving the clock.
-            scheduler_interval_secs: 0,
-        };
         let app = Application::build_with_clock(store.clone(), &args, clock.clone()).await.expect("build application");
         let state = app.state.clone();
         let (live, sandbox): (SocketAddr, SocketAddr) = (app.live_addr, app.test_addr);
@@ -357,7 +387,7 @@ impl TestApp {
         let store = Store::connect(&self.database_url).await.expect("second store");
         // Its own clock, at the same time as this one's.
         let clock = Clock::manual(self.clock.now());
-        Self::start_clocked(self.backend, store, self.database_url.clone(), None, None, clock).await
+        Self::start_clocked(self.backend, store, self.database_url.clone(), None, Self::serve_args(None), clock).await
     }
 
     /// Runs one round of background work (scheduled events, retention, queued

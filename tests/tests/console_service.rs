@@ -2,11 +2,11 @@
 //! sessions, throttling, service accounts, keys that work (and stop working) against
 //! `/v1` at once, roles, and tenant isolation. Time is moved, never slept through.
 
-use std::sync::{Arc, Mutex};
-
-use chrono::{DateTime, Duration, Utc};
+use chrono::{Duration, Utc};
+use gable::clock::Clock;
 use gable::console::service::{Console, ConsoleError, Me, NewKey, NewSession, NewUser, SignUp};
-use gable::console::{ConsoleService, Now};
+use gable::console::ConsoleService;
+use gable::ops::Operations;
 use gable::store::Store;
 use gable_tests::{both, TestApp};
 use serde_json::json;
@@ -14,26 +14,17 @@ use uuid::Uuid;
 
 const PASSWORD: &str = "correct horse battery staple";
 
-/// A clock the test moves.
-#[derive(Clone)]
-struct Clock(Arc<Mutex<DateTime<Utc>>>);
-
-impl Clock {
-    fn new() -> Clock {
-        Clock(Arc::new(Mutex::new(Utc::now())))
-    }
-    fn now_fn(&self) -> Now {
-        let c = self.0.clone();
-        Arc::new(move || *c.lock().unwrap())
-    }
-    fn advance(&self, d: Duration) {
-        *self.0.lock().unwrap() += d;
-    }
+/// The service on Gable's own clock, which the test moves.
+fn service(store: &Store) -> (ConsoleService, Clock) {
+    let clock = Clock::manual(Utc::now());
+    (ConsoleService::new(Operations::new(store.clone(), clock.clone())), clock)
 }
 
-fn service(store: &Store) -> (ConsoleService, Clock) {
-    let clock = Clock::new();
-    (ConsoleService::with_clock(store.clone(), clock.now_fn()), clock)
+/// A client address of its own for each sign-up, so that tests which are not about
+/// sign-up throttling never meet it.
+fn anyone() -> String {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    std::net::Ipv4Addr::from(0x0a00_0000 + NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)).to_string()
 }
 
 fn form(company: &str, email: &str, password: &str) -> SignUp {
@@ -41,7 +32,7 @@ fn form(company: &str, email: &str, password: &str) -> SignUp {
 }
 
 async fn sign_up(svc: &ConsoleService, company: &str, email: &str) -> NewSession {
-    svc.sign_up(form(company, email, PASSWORD)).await.expect("sign-up")
+    svc.sign_up(form(company, email, PASSWORD), &anyone()).await.expect("sign-up")
 }
 
 fn failure<T: std::fmt::Debug>(r: Result<T, ConsoleError>) -> ConsoleError {
@@ -121,20 +112,20 @@ both!(sign_up_creates_the_tenant_its_roles_and_owner);
 async fn sign_up_refuses_bad_forms_and_taken_emails(app: &TestApp) {
     let (svc, _) = service(&app.store);
     sign_up(&svc, "Maple", "olivia@maple.example").await;
-    match failure(svc.sign_up(form("Other", "OLIVIA@maple.example", PASSWORD)).await) {
+    match failure(svc.sign_up(form("Other", "OLIVIA@maple.example", PASSWORD), &anyone()).await) {
         ConsoleError::Conflict(m) => assert_eq!(m, "An account with this email already exists."),
         other => panic!("{other:?}"),
     }
     for weak in ["short", "Password1234", "newcomer@maple.example", "aaaaaaaaaaaaaaaa", &"x1".repeat(65)] {
-        assert_eq!(invalid_field(svc.sign_up(form("Maple", "newcomer@maple.example", weak)).await), "password", "{weak}");
+        assert_eq!(invalid_field(svc.sign_up(form("Maple", "newcomer@maple.example", weak), &anyone()).await), "password", "{weak}");
     }
-    assert_eq!(invalid_field(svc.sign_up(form("Maple", "not-an-email", PASSWORD)).await), "email");
-    assert_eq!(invalid_field(svc.sign_up(form("Maple", "a b@maple.example", PASSWORD)).await), "email");
-    assert_eq!(invalid_field(svc.sign_up(form("   ", "newcomer@maple.example", PASSWORD)).await), "company");
-    assert_eq!(invalid_field(svc.sign_up(form(&"c".repeat(201), "newcomer@maple.example", PASSWORD)).await), "company");
+    assert_eq!(invalid_field(svc.sign_up(form("Maple", "not-an-email", PASSWORD), &anyone()).await), "email");
+    assert_eq!(invalid_field(svc.sign_up(form("Maple", "a b@maple.example", PASSWORD), &anyone()).await), "email");
+    assert_eq!(invalid_field(svc.sign_up(form("   ", "newcomer@maple.example", PASSWORD), &anyone()).await), "company");
+    assert_eq!(invalid_field(svc.sign_up(form(&"c".repeat(201), "newcomer@maple.example", PASSWORD), &anyone()).await), "company");
     let mut no_name = form("Maple", "newcomer@maple.example", PASSWORD);
     no_name.name = "".into();
-    assert_eq!(invalid_field(svc.sign_up(no_name).await), "name");
+    assert_eq!(invalid_field(svc.sign_up(no_name, &anyone()).await), "name");
     // Nothing was created by the refusals.
     assert_eq!(app.count_rows("tenants").await, 1);
     assert_eq!(app.count_rows("users").await, 1);
@@ -183,6 +174,38 @@ async fn sign_in_checks_the_password_and_throttles(app: &TestApp) {
     svc.sign_in("olivia@maple.example", PASSWORD, "198.51.100.2", None).await.expect("another address");
 }
 both!(sign_in_checks_the_password_and_throttles);
+
+async fn sign_up_is_throttled_per_client_address(app: &TestApp) {
+    let (svc, clock) = service(&app.store);
+    let ip = "203.0.113.40";
+    let throttled = |r: Result<NewSession, ConsoleError>| match failure(r) {
+        ConsoleError::TooManyAttempts { retry_after_secs } => retry_after_secs,
+        other => panic!("expected throttling, got {other:?}"),
+    };
+    // A burst of 10 from one address, refused forms included (each is counted before
+    // the form is checked, so "this email is taken" cannot be asked for freely).
+    assert!(matches!(failure(svc.sign_up(form("Spray", "not-an-email", PASSWORD), ip).await), ConsoleError::Invalid { .. }));
+    for i in 1..10 {
+        svc.sign_up(form("Spray", &format!("owner{i}@spray.example"), PASSWORD), ip).await.expect("within the burst");
+    }
+    let retry = throttled(svc.sign_up(form("Spray", "owner10@spray.example", PASSWORD), ip).await);
+    assert!((1..=6 * 60).contains(&retry), "one more every 6 minutes: {retry}");
+    // Refused before anything was created, even for a taken email (no oracle past the limit).
+    throttled(svc.sign_up(form("Spray", "owner1@spray.example", PASSWORD), ip).await);
+    assert_eq!(app.count_rows("tenants").await, 9);
+    // Another address is not affected; one IPv6 /64 is one client.
+    svc.sign_up(form("Other", "other@spray.example", PASSWORD), "198.51.100.40").await.expect("another address");
+    for i in 0..10 {
+        svc.sign_up(form("V6", &format!("v6-{i}@spray.example"), PASSWORD), &format!("2001:db8:40:1::{:x}", i + 1)).await.expect("burst");
+    }
+    throttled(svc.sign_up(form("V6", "v6-10@spray.example", PASSWORD), "2001:db8:40:1:ffff::1").await);
+    svc.sign_up(form("V6", "v6-11@spray.example", PASSWORD), "2001:db8:40:2::1").await.expect("another /64");
+    // Time passes: one more.
+    clock.advance(Duration::minutes(6));
+    svc.sign_up(form("Spray", "owner10@spray.example", PASSWORD), ip).await.expect("after the wait");
+    throttled(svc.sign_up(form("Spray", "owner11@spray.example", PASSWORD), ip).await);
+}
+both!(sign_up_is_throttled_per_client_address);
 
 async fn sessions_rotate_end_and_switch_environment(app: &TestApp) {
     let (svc, _) = service(&app.store);

@@ -1,9 +1,11 @@
 //! Lists as DESIGN.md §4: limits, keyset cursors, multi-key sorts, filters, fields.
 
+use std::cmp::Ordering;
 use std::collections::HashSet;
 
+use chrono::DateTime;
 use gable_tests::{both, TestApp};
-use serde_json::json;
+use serde_json::{json, Value};
 
 async fn property(app: &TestApp, key: &str) -> String {
     let p = app
@@ -20,22 +22,51 @@ fn urlencode(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
+/// Whether `a` comes strictly before `b` in the order `sort` asks for, `id` breaking ties
+/// in the direction of the last key (docs/api.md, "Lists"). Text and dates compare
+/// bytewise, as the server stores them (PostgreSQL text is `COLLATE "C"`); timestamps
+/// compare as instants, since their text form need not have a fixed width.
+fn before_in(sort: &str, a: &Value, b: &Value) -> bool {
+    let mut keys: Vec<(&str, bool)> = sort.split(',').map(|k| k.strip_prefix('-').map_or((k, false), |n| (n, true))).collect();
+    keys.push(("id", keys.last().unwrap().1));
+    for (field, desc) in keys {
+        let ord = match field {
+            "created_at" | "updated_at" => {
+                let t = |r: &Value| DateTime::parse_from_rfc3339(r[field].as_str().unwrap()).unwrap();
+                t(a).cmp(&t(b))
+            }
+            _ => a[field].as_str().unwrap().cmp(b[field].as_str().unwrap()),
+        };
+        let ord = if desc { ord.reverse() } else { ord };
+        if ord != Ordering::Equal {
+            return ord == Ordering::Less;
+        }
+    }
+    false
+}
+
 async fn paging_never_skips_or_repeats(app: &TestApp) {
     let t = app.tenant("A").await;
     let p = property(app, &t.test_key).await;
+    const DATES: [&str; 4] = ["2027-01-01", "2027-02-01", "2027-03-01", "2027-04-01"];
+    let mut unit = json!(null);
     for i in 0..45 {
-        app.create(&t.test_key, "units", json!({ "property_id": p, "number": format!("{:03}", i * 2), "bedrooms": i % 4 })).await;
+        unit = app.create(&t.test_key, "units", json!({ "property_id": p, "number": format!("{:03}", i * 2), "bedrooms": i % 4 })).await;
+        // Four start dates among 45 leases: a descending key that is mostly ties.
+        let lease = json!({ "unit_id": unit["id"], "start_date": DATES[i % 4], "rent": 1000, "currency": "USD" });
+        app.create(&t.test_key, "leases", lease).await;
     }
-    let before: HashSet<String> =
-        app.all_pages(&t.test_key, "/v1/units?limit=100").await.iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
-    assert_eq!(before.len(), 45);
-    // Page through by number while inserting rows in between the pages already read.
-    for sort in ["number", "-number", "-created_at", "bedrooms_desc"] {
-        let path = match sort {
-            "bedrooms_desc" => "/v1/units?limit=4&sort=-created_at,id".to_string(),
-            s => format!("/v1/units?limit=4&sort={s}"),
-        };
-        let mut seen = vec![];
+    let ids = |recs: Vec<Value>| recs.iter().map(|r| r["id"].as_str().unwrap().to_string()).collect::<HashSet<String>>();
+    let units_before = ids(app.all_pages(&t.test_key, "/v1/units?limit=100").await);
+    let leases_before = ids(app.all_pages(&t.test_key, "/v1/leases?limit=100").await);
+    assert_eq!((units_before.len(), leases_before.len()), (45, 45));
+    // Page through each sort while inserting rows in between the pages already read.
+    // Units have no sortable key with ties (`bedrooms` may be null, so it cannot be
+    // sorted on), hence the leases for the descending sort over ties.
+    for (resource, sort) in [("units", "number"), ("units", "-number"), ("units", "-created_at"), ("leases", "-start_date")] {
+        let path = format!("/v1/{resource}?limit=4&sort={sort}");
+        let before = if resource == "units" { &units_before } else { &leases_before };
+        let mut seen: Vec<Value> = vec![];
         let mut cursor: Option<String> = None;
         let mut k = 0;
         loop {
@@ -45,20 +76,25 @@ async fn paging_never_skips_or_repeats(app: &TestApp) {
             };
             let r = app.call(&t.test_key, "GET", &url, None).await;
             assert_eq!(r.status, 200, "{}", r.text);
-            for rec in r.body["data"].as_array().unwrap() {
-                seen.push(rec["id"].as_str().unwrap().to_string());
-            }
+            seen.extend(r.body["data"].as_array().unwrap().iter().cloned());
             // Insert a row that sorts among what was already read and one among what is ahead.
             k += 1;
-            app.create(&t.test_key, "units", json!({ "property_id": p, "number": format!("{:03}-{sort}-{k}", k * 7 % 90) })).await;
+            let row = match resource {
+                "units" => json!({ "property_id": p, "number": format!("{:03}-{sort}-{k}", k * 7 % 90) }),
+                _ => json!({ "unit_id": unit["id"], "start_date": DATES[k % 4], "rent": 1000, "currency": "USD" }),
+            };
+            app.create(&t.test_key, resource, row).await;
             if r.body["meta"]["has_more"] != json!(true) {
                 break;
             }
             cursor = Some(r.body["meta"]["next_cursor"].as_str().unwrap().to_string());
         }
-        let unique: HashSet<&String> = seen.iter().collect();
-        assert_eq!(unique.len(), seen.len(), "sort {sort}: a row was repeated");
-        assert!(before.iter().all(|id| unique.contains(id)), "sort {sort}: a row that existed before was skipped");
+        // Strictly ascending in the requested order: nothing repeated, nothing out of place.
+        for w in seen.windows(2) {
+            assert!(before_in(sort, &w[0], &w[1]), "sort {sort}: {} is listed before {}", w[0], w[1]);
+        }
+        let unique: HashSet<&str> = seen.iter().map(|r| r["id"].as_str().unwrap()).collect();
+        assert!(before.iter().all(|id| unique.contains(id.as_str())), "sort {sort}: a row that existed before was skipped");
     }
 }
 both!(paging_never_skips_or_repeats);
@@ -144,6 +180,8 @@ async fn bad_list_parameters_are_named(app: &TestApp) {
         ("limit=ten", "invalid_parameter", "limit"),
         ("sort=nope", "invalid_parameter", "sort"),
         ("sort=area", "invalid_parameter", "sort"),
+        // Only never-null fields are sortable (docs/api.md), and `bedrooms` is optional.
+        ("sort=-bedrooms", "invalid_parameter", "sort"),
         ("filter[nope]=1", "invalid_parameter", "filter[nope]"),
         ("filter[area]=1", "invalid_parameter", "filter[area]"),
         ("filter[bedrooms][like]=1", "invalid_parameter", "filter[bedrooms][like]"),

@@ -17,6 +17,7 @@ use crate::domain::record::Record;
 use crate::domain::validate;
 use crate::domain::value::format_datetime;
 use crate::error::Error;
+use crate::ops::Actor;
 use crate::store::console::UserRow;
 use crate::store::records::Scope;
 
@@ -78,6 +79,7 @@ fn record_error(doing: &'static str) -> impl FnOnce(Error) -> ConsoleError {
             };
             invalid(&param, message)
         }
+        Error::InsufficientScope { message, .. } => ConsoleError::Forbidden(message),
         other => store_error(doing)(other),
     }
 }
@@ -95,12 +97,11 @@ fn user_view(u: &UserRow, roles: &HashMap<Uuid, String>) -> UserView {
 }
 
 impl ConsoleService {
-    /// Validates and stores a record of a collection, in the live environment.
-    async fn create_record(&self, tenant: Uuid, name: &str, body: Json) -> Result<Record, ConsoleError> {
+    /// Validates and stores a record of a collection in the live environment, as Gable
+    /// itself (sign-up makes a tenant's first roles and owner) or as a signed-in user.
+    async fn create_record(&self, actor: &Actor, name: &str, body: Json) -> Result<Record, ConsoleError> {
         let c = collection(name).ok_or(ConsoleError::Internal)?;
-        let changes = validate::create(c, &body).map_err(record_error("validating a record"))?;
-        let scope = Scope { tenant, livemode: true, properties: None };
-        self.store.create(&scope, c, changes, vec![]).await.map_err(record_error("creating a record"))
+        self.ops.create(actor, c, &body).await.map(|created| created.record).map_err(record_error("creating a record"))
     }
 
     pub(super) async fn register(&self, form: SignUp) -> Result<NewSession, ConsoleError> {
@@ -110,7 +111,8 @@ impl ConsoleService {
         passwords::check_rules(&form.password, &email)?;
         // The user record must validate before anything is created.
         let users = collection("users").ok_or(ConsoleError::Internal)?;
-        validate::create(users, &json!({ "email": email, "name": name, "status": "active" })).map_err(record_error("validating a user"))?;
+        validate::create(users, &json!({ "email": email, "name": name, "status": "active" }), true)
+            .map_err(record_error("validating a user"))?;
         if self.store.console_email_taken(&email).await.map_err(store_error("checking an email"))? {
             return Err(email_taken());
         }
@@ -132,15 +134,16 @@ impl ConsoleService {
     }
 
     async fn populate_tenant(&self, tenant: Uuid, name: &str, email: &str, hash: &str) -> Result<NewSession, ConsoleError> {
+        let gable = Actor::system(tenant, true);
         let mut owner = None;
         for (role, permission, description) in DEFAULT_ROLES {
             let rec = self
-                .create_record(tenant, "roles", json!({ "name": role, "permissions": [permission], "description": description }))
+                .create_record(&gable, "roles", json!({ "name": role, "permissions": [permission], "description": description }))
                 .await?;
             owner.get_or_insert(rec.id);
         }
         let user =
-            self.create_record(tenant, "users", json!({ "email": email, "name": name, "role_id": owner, "status": "active" })).await?;
+            self.create_record(&gable, "users", json!({ "email": email, "name": name, "role_id": owner, "status": "active" })).await?;
         self.store.console_insert_credential(tenant, user.id, email, hash, self.now()).await.map_err(|e| match e {
             Error::Conflict(_) => email_taken(),
             other => store_error("storing a password")(other),
@@ -215,12 +218,15 @@ impl ConsoleService {
             return Err(email_taken());
         }
         let hash = self.hasher.hash(&form.password).await?;
+        // The signed-in user acts with their role's permissions, which `require_manage`
+        // found to be everything (`*`); operations refuse a role beyond them anyway.
+        let actor = Actor { scope: Scope { tenant, livemode: true, properties: None }, grants: vec!["*".to_string()].into() };
         let rec =
-            self.create_record(tenant, "users", json!({ "email": email, "name": name, "role_id": role.id, "status": "active" })).await?;
+            self.create_record(&actor, "users", json!({ "email": email, "name": name, "role_id": role.id, "status": "active" })).await?;
         if let Err(e) = self.store.console_insert_credential(tenant, rec.id, &email, &hash, self.now()).await {
             // All or nothing: no user record without its password.
             let users = collection("users").ok_or(ConsoleError::Internal)?;
-            if let Err(d) = self.store.delete(&Scope { tenant, livemode: true, properties: None }, users, rec.id).await {
+            if let Err(d) = self.ops.delete(&Actor::system(tenant, true), users, rec.id).await {
                 tracing::error!(error = %super::describe(&d), "console: removing a half-made user failed");
             }
             return Err(match e {

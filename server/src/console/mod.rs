@@ -7,7 +7,7 @@
 //! - `accounts`: sign-up, sign-in, users and roles
 //! - `sessions`: tokens, idle and absolute expiry, the console's environment
 //! - `passwords`: password rules, argon2id off the async runtime
-//! - `throttle`: sign-in rate limits per email and per client address
+//! - `throttle`: sign-in rate limits per email and per client address; sign-up per address
 //! - `service_accounts`: service accounts and their API keys
 
 mod accounts;
@@ -28,6 +28,7 @@ use gable_app::service::{
 use uuid::Uuid;
 
 use crate::error::Error;
+use crate::ops::Operations;
 use crate::store::Store;
 
 /// A session unused this long is over: signing in again is needed.
@@ -35,33 +36,33 @@ pub const SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(30 
 /// A session is over this long after sign-in, however busy (the cookie's Max-Age).
 pub const SESSION_ABSOLUTE: std::time::Duration = std::time::Duration::from_secs(12 * 60 * 60);
 
-/// The time as the service sees it; injectable so tests move time instead of sleeping.
-pub type Now = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
-
 pub struct ConsoleService {
     store: Store,
-    now: Now,
+    /// The console's writes of records (users, roles), as every write: through
+    /// operations. Its clock is Gable's one clock: sessions and throttling follow it, so
+    /// tests move time instead of sleeping.
+    ops: Operations,
     hasher: passwords::Hasher,
     throttle: throttle::Throttle,
 }
 
 impl ConsoleService {
-    pub fn new(store: Store) -> Self {
-        Self::with_clock(store, Arc::new(Utc::now))
-    }
-
-    /// A service whose sessions and sign-in throttling follow `now` (for tests).
-    pub fn with_clock(store: Store, now: Now) -> Self {
-        ConsoleService { store, throttle: throttle::Throttle::new(now.clone()), now, hasher: passwords::Hasher::new() }
+    pub fn new(ops: Operations) -> Self {
+        ConsoleService {
+            store: ops.store().clone(),
+            throttle: throttle::Throttle::new(ops.clock().clone()),
+            ops,
+            hasher: passwords::Hasher::new(),
+        }
     }
 
     /// The service as the console's pages use it.
-    pub fn shared(store: Store) -> Arc<dyn Console> {
-        Arc::new(Self::new(store))
+    pub fn shared(ops: Operations) -> Arc<dyn Console> {
+        Arc::new(Self::new(ops))
     }
 
     fn now(&self) -> DateTime<Utc> {
-        (self.now)()
+        self.ops.clock().now()
     }
 }
 
@@ -97,7 +98,9 @@ fn require_manage(me: &Me, what: &str) -> Result<(), ConsoleError> {
 
 #[async_trait::async_trait]
 impl Console for ConsoleService {
-    async fn sign_up(&self, form: SignUp) -> Result<NewSession, ConsoleError> {
+    async fn sign_up(&self, form: SignUp, client: &str) -> Result<NewSession, ConsoleError> {
+        // Counted before the form is checked, like sign-in: "this email is taken" is an answer worth limiting.
+        self.throttle.sign_up(client).map_err(|retry_after_secs| ConsoleError::TooManyAttempts { retry_after_secs })?;
         self.register(form).await
     }
 

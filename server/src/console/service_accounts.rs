@@ -170,7 +170,7 @@ impl ConsoleService {
         if let Some(bad) = scopes.iter().find(|s| !crate::domain::scopes::is_valid(s)) {
             return Err(invalid("scopes", format!("\"{bad}\" is not a scope. Use collection:read, collection:write, *:read or *.")));
         }
-        crate::domain::scopes::validate(&scopes).map_err(|_| invalid("scopes", "Choose valid scopes."))?;
+        crate::domain::scopes::validate("scopes", &scopes).map_err(|_| invalid("scopes", "Choose valid scopes."))?;
         let env = if key.livemode { "live" } else { "test" };
         let properties = match &key.property_ids {
             None => None,

@@ -4,7 +4,7 @@
 //! Statuses that belong to a state machine are read-only here: records move between
 //! states through actions (`POST /v1/{resource}/{id}/{action}`), never by PATCH.
 
-use super::registry::{Access, Collection, Default as D, Field, JsonShape, PropertyPath as P, Rule, Ty::*, Writes};
+use super::registry::{Access, Collection, Default as D, EnvRule, Field, JsonShape, PropertyPath as P, Rule, Secret, Ty::*, Writes};
 
 const fn f(name: &'static str, ty: super::registry::Ty) -> Field {
     Field::new(name, ty)
@@ -37,6 +37,9 @@ const fn address() -> Field {
 }
 
 #[rustfmt::skip] // a table: one compact entry per collection reads better than rustfmt's layout
+/// What a live payment can record: money received outside Gable (see `ops::behaviour::payments`).
+pub const LIVE_PAYMENT_METHODS: &[&str] = &["bank_transfer", "cash", "check", "other"];
+
 pub static COLLECTIONS: &[Collection] = &[
     Collection {
         name: "organizations", object: "organization", table: "organizations",
@@ -46,7 +49,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("kind", Enum(&["brand", "region", "division", "other"])).default(D::Str("other")).sort(),
             f("parent_id", Ref("organizations")).filter(),
         ],
-        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "companies", object: "company", table: "companies",
@@ -60,7 +63,7 @@ pub static COLLECTIONS: &[Collection] = &[
             phone(),
             address(),
         ],
-        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "users", object: "user", table: "users",
@@ -72,7 +75,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("status", Enum(&["invited", "active", "disabled"])).default(D::Str("active")).sort(),
             f("last_sign_in_at", DateTime).read_only(),
         ],
-        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "roles", object: "role", table: "roles",
@@ -82,7 +85,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("description", Str { max: 500 }),
             f("permissions", StrList { max_items: 100 }).required().doc("Scopes: `{collection}:read`, `{collection}:write`, `*:read` or `*`."),
         ],
-        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "owners", object: "owner", table: "owners",
@@ -95,7 +98,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("company_id", Ref("companies")).filter(),
             address(),
         ],
-        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "properties", object: "property", table: "properties",
@@ -110,7 +113,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("timezone", Str { max: 64 }).default(D::Str("UTC")).doc("IANA time zone of the property."),
             f("status", Enum(&["active", "archived"])).default(D::Str("active")).sort(),
         ],
-        property: P::SelfId, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::SelfId, writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "buildings", object: "building", table: "buildings",
@@ -121,7 +124,7 @@ pub static COLLECTIONS: &[Collection] = &[
             address(),
             f("floors", Int { min: 0, max: 300 }),
         ],
-        property: P::Direct, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::Direct, writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "units", object: "unit", table: "units",
@@ -139,7 +142,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("currency", Currency).filter(),
         ],
         property: P::Direct, writes: Writes::Full, metadata: true,
-        rules: &[Rule::SameProperty("building_id")], indexes: &[],
+        rules: &[Rule::SameProperty("building_id")], indexes: &[], secret: None,
     },
     Collection {
         name: "rooms", object: "room", table: "rooms",
@@ -153,7 +156,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("market_rent", Money),
             f("currency", Currency),
         ],
-        property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "beds", object: "bed", table: "beds",
@@ -166,7 +169,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("market_rent", Money),
             f("currency", Currency),
         ],
-        property: P::Via(&["room_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::Via(&["room_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "listings", object: "listing", table: "listings",
@@ -183,7 +186,7 @@ pub static COLLECTIONS: &[Collection] = &[
             status(&["draft", "published", "unlisted"], "draft"),
             f("published_at", DateTime).read_only(),
         ],
-        property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "leads", object: "lead", table: "leads",
@@ -198,7 +201,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("message", Text),
             status(&["new", "contacted", "qualified", "converted", "lost"], "new"),
         ],
-        property: P::Via(&["listing_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::Via(&["listing_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "viewings", object: "viewing", table: "viewings",
@@ -213,7 +216,7 @@ pub static COLLECTIONS: &[Collection] = &[
             status(&["booked", "completed", "cancelled", "no_show"], "booked"),
         ],
         property: P::Via(&["listing_id"]), writes: Writes::Full, metadata: true,
-        rules: &[Rule::After { earlier: "starts_at", later: "ends_at" }], indexes: &[],
+        rules: &[Rule::After { earlier: "starts_at", later: "ends_at" }], indexes: &[], secret: None,
     },
     Collection {
         name: "applications", object: "application", table: "applications",
@@ -231,7 +234,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("lease_id", Ref("leases")).read_only().filter().doc("The draft lease the `convert` action made."),
         ],
         property: P::Via(&["unit_id", "listing_id"]), writes: Writes::Full, metadata: true,
-        rules: &[Rule::OneOf(&["listing_id", "unit_id"])], indexes: &[],
+        rules: &[Rule::OneOf(&["listing_id", "unit_id"])], indexes: &[], secret: None,
     },
     Collection {
         name: "screening", object: "screening", table: "screenings",
@@ -244,7 +247,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("result", Enum(&["clear", "consider", "fail"])).read_only().filter(),
             f("completed_at", DateTime).read_only(),
         ],
-        property: P::Via(&["application_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::Via(&["application_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "leases", object: "lease", table: "leases",
@@ -264,7 +267,7 @@ pub static COLLECTIONS: &[Collection] = &[
         ],
         property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true,
         rules: &[Rule::After { earlier: "start_date", later: "end_date" }],
-        indexes: &[&["status", "created_at", "id"], &["status", "start_date", "id"]],
+        indexes: &[&["status", "created_at", "id"], &["status", "start_date", "id"]], secret: None,
     },
     Collection {
         name: "signatures", object: "signature", table: "signatures",
@@ -278,7 +281,7 @@ pub static COLLECTIONS: &[Collection] = &[
             status(&["pending", "signed", "declined"], "pending"),
             f("signed_at", DateTime).read_only(),
         ],
-        property: P::Via(&["lease_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::Via(&["lease_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "tenancies", object: "tenancy", table: "tenancies",
@@ -294,7 +297,7 @@ pub static COLLECTIONS: &[Collection] = &[
         ],
         property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true,
         rules: &[Rule::After { earlier: "move_in_date", later: "move_out_date" }, Rule::SameProperty("lease_id")],
-        indexes: &[],
+        indexes: &[], secret: None,
     },
     Collection {
         name: "bookings", object: "booking", table: "bookings",
@@ -313,7 +316,7 @@ pub static COLLECTIONS: &[Collection] = &[
         ],
         property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true,
         rules: &[Rule::After { earlier: "check_in", later: "check_out" }, Rule::SameProperty("listing_id")],
-        indexes: &[],
+        indexes: &[], secret: None,
     },
     Collection {
         name: "guests", object: "guest", table: "guests",
@@ -324,7 +327,7 @@ pub static COLLECTIONS: &[Collection] = &[
             phone(),
             status(&["expected", "checked_in", "checked_out"], "expected"),
         ],
-        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "charges", object: "charge", table: "charges",
@@ -343,7 +346,7 @@ pub static COLLECTIONS: &[Collection] = &[
         ],
         // Posted to the ledger when created: a mistaken charge is voided, never deleted.
         property: P::Via(&["lease_id", "booking_id"]), writes: Writes::NoDelete, metadata: true,
-        rules: &[Rule::OneOf(&["lease_id", "booking_id"])], indexes: &[&["due_date", "id"]],
+        rules: &[Rule::OneOf(&["lease_id", "booking_id"])], indexes: &[&["due_date", "id"]], secret: None,
     },
     Collection {
         name: "invoices", object: "invoice", table: "invoices",
@@ -360,7 +363,7 @@ pub static COLLECTIONS: &[Collection] = &[
             status(&["draft", "open", "paid", "void"], "draft"),
         ],
         property: P::Via(&["lease_id", "booking_id"]), writes: Writes::Full, metadata: true,
-        rules: &[Rule::OneOf(&["lease_id", "booking_id"])], indexes: &[],
+        rules: &[Rule::OneOf(&["lease_id", "booking_id"])], indexes: &[], secret: None,
     },
     Collection {
         name: "payments", object: "payment", table: "payments",
@@ -370,15 +373,17 @@ pub static COLLECTIONS: &[Collection] = &[
             currency().create_only(),
             f("invoice_id", Ref("invoices")).create_only().filter(),
             derived_property(),
-            f("method", Enum(&["card", "bank_transfer", "ach", "cash", "check", "other"])).default(D::Str("card")).sort(),
-            f("scenario", Enum(&["succeeded", "failed", "reversed"])).create_only().filter()
-                .doc("Sandbox only: the outcome the test payment simulates."),
+            f("method", Enum(&["card", "bank_transfer", "ach", "cash", "check", "other"])).default(D::Str("card")).sort()
+                .env(EnvRule::LiveValues(LIVE_PAYMENT_METHODS))
+                .doc("How the money came. A live payment records money received outside Gable, which processes no cards or ACH debits itself."),
+            f("scenario", Enum(&["succeeded", "failed", "reversed"])).create_only().filter().env(EnvRule::SandboxOnly)
+                .doc("The outcome the test payment simulates."),
             status(&["pending", "succeeded", "failed", "reversed"], "pending"),
             f("failure_reason", Str { max: 500 }).read_only(),
             f("succeeded_at", DateTime).read_only(),
             f("reversed_at", DateTime).read_only(),
         ],
-        property: P::Via(&["invoice_id"]), writes: Writes::NoDelete, metadata: true, rules: &[], indexes: &[],
+        property: P::Via(&["invoice_id"]), writes: Writes::NoDelete, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "refunds", object: "refund", table: "refunds",
@@ -392,7 +397,7 @@ pub static COLLECTIONS: &[Collection] = &[
             status(&["pending", "succeeded", "failed"], "pending"),
             f("succeeded_at", DateTime).read_only(),
         ],
-        property: P::Via(&["payment_id"]), writes: Writes::NoDelete, metadata: true, rules: &[], indexes: &[],
+        property: P::Via(&["payment_id"]), writes: Writes::NoDelete, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "accounting-entries", object: "accounting_entry", table: "accounting_entries",
@@ -409,7 +414,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("reverses_id", Ref("accounting-entries")).create_only().filter(),
         ],
         property: P::Direct, writes: Writes::CreateOnly, metadata: false,
-        rules: &[Rule::Balanced("lines")], indexes: &[],
+        rules: &[Rule::Balanced("lines")], indexes: &[], secret: None,
     },
     Collection {
         name: "workorders", object: "workorder", table: "workorders",
@@ -427,7 +432,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("completed_at", DateTime).read_only(),
         ],
         property: P::Direct, writes: Writes::Full, metadata: true,
-        rules: &[Rule::SameProperty("unit_id")], indexes: &[],
+        rules: &[Rule::SameProperty("unit_id")], indexes: &[], secret: None,
     },
     Collection {
         name: "inspections", object: "inspection", table: "inspections",
@@ -441,7 +446,7 @@ pub static COLLECTIONS: &[Collection] = &[
             status(&["scheduled", "completed"], "scheduled"),
             f("completed_at", DateTime).read_only(),
         ],
-        property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "assets", object: "asset", table: "assets",
@@ -458,7 +463,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("warranty_expires_on", Date).filter(),
         ],
         property: P::Direct, writes: Writes::Full, metadata: true,
-        rules: &[Rule::SameProperty("unit_id")], indexes: &[],
+        rules: &[Rule::SameProperty("unit_id")], indexes: &[], secret: None,
     },
     Collection {
         name: "vendors", object: "vendor", table: "vendors",
@@ -470,7 +475,7 @@ pub static COLLECTIONS: &[Collection] = &[
             phone(),
             f("status", Enum(&["active", "inactive"])).default(D::Str("active")).sort(),
         ],
-        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "purchase-orders", object: "purchase_order", table: "purchase_orders",
@@ -483,7 +488,7 @@ pub static COLLECTIONS: &[Collection] = &[
             currency(),
             status(&["draft", "approved", "sent", "received", "closed"], "draft"),
         ],
-        property: P::Via(&["workorder_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::Via(&["workorder_id"]), writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "documents", object: "document", table: "documents",
@@ -497,7 +502,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("property_id", Ref("properties")).create_only().filter(),
             f("expires_at", DateTime).filter(),
         ],
-        property: P::Direct, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::Direct, writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "tasks", object: "task", table: "tasks",
@@ -510,7 +515,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("due_at", DateTime).filter(),
             status(&["open", "in_progress", "done", "cancelled"], "open"),
         ],
-        property: P::Direct, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::Direct, writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "messages", object: "message", table: "messages",
@@ -525,7 +530,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("body", Text).required(),
             f("property_id", Ref("properties")).create_only().filter(),
         ],
-        property: P::Direct, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::Direct, writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "events", object: "event", table: "events",
@@ -537,7 +542,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("related_object_id", Uuid).filter(),
             f("property_id", Ref("properties")).filter(),
         ],
-        property: P::Direct, writes: Writes::None, metadata: false, rules: &[], indexes: &[],
+        property: P::Direct, writes: Writes::None, metadata: false, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "reports", object: "report", table: "reports",
@@ -549,18 +554,18 @@ pub static COLLECTIONS: &[Collection] = &[
             f("result", Json(JsonShape::Object)).read_only(),
             f("completed_at", DateTime).read_only(),
         ],
-        property: P::None, writes: Writes::NoDelete, metadata: true, rules: &[], indexes: &[],
+        property: P::None, writes: Writes::NoDelete, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "webhooks", object: "webhook", table: "webhooks",
         doc: "A webhook subscription.",
         fields: &[
-            f("url", Url).required(),
+            f("url", Url).required().env(EnvRule::HttpsInLive),
             f("events", StrList { max_items: 50 }).required().doc("Event types, or `[\"*\"]` for all."),
             f("description", Str { max: 500 }),
             f("status", Enum(&["enabled", "disabled"])).default(D::Str("enabled")).sort(),
         ],
-        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "webhook-deliveries", object: "webhook_delivery", table: "webhook_deliveries",
@@ -575,14 +580,14 @@ pub static COLLECTIONS: &[Collection] = &[
             f("latency_ms", Int { min: 0, max: i64::MAX }),
             f("next_attempt_at", DateTime).filter(),
         ],
-        property: P::None, writes: Writes::None, metadata: false, rules: &[], indexes: &[],
+        property: P::None, writes: Writes::None, metadata: false, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "flow-tokens", object: "flow_token", table: "flow_tokens",
         doc: "A short-lived token for an embeddable flow, bound to one origin and subject.",
         fields: &[
             f("flow", Enum(&["rental-application", "booking", "payment", "tenant-portal"])).required().create_only().sort(),
-            f("origin", Origin).required().create_only().doc("The only origin allowed to frame the flow."),
+            f("origin", Origin).required().create_only().env(EnvRule::HttpsInLive).doc("The only origin allowed to frame the flow."),
             f("listing_id", Ref("listings")).create_only().filter(),
             f("unit_id", Ref("units")).create_only().filter(),
             f("invoice_id", Ref("invoices")).create_only().filter(),
@@ -592,6 +597,10 @@ pub static COLLECTIONS: &[Collection] = &[
         ],
         property: P::Via(&["unit_id", "listing_id", "lease_id", "invoice_id"]), writes: Writes::CreateOnly,
         metadata: false, rules: &[], indexes: &[],
+        secret: Some(Secret {
+            field: "token", hash_column: "token_hash",
+            doc: "The token (`gft_…`) to give the embedding page; returned by this response only. Gable keeps its hash.",
+        }),
     },
 ];
 

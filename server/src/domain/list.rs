@@ -83,8 +83,7 @@ pub fn lookup(c: &Collection, name: &str) -> Option<&'static Field> {
 
 /// Names usable in `fields[...]`.
 fn selectable(c: &Collection, name: &str) -> Option<&'static str> {
-    const SYS: &[&str] = &["id", "object", "livemode", "created_at", "updated_at"];
-    if let Some(s) = SYS.iter().find(|s| **s == name) {
+    if let Some(s) = super::registry::SYSTEM_FIELDS.iter().find(|s| **s == name) {
         return Some(s);
     }
     if c.metadata && name == "metadata" {

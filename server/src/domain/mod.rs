@@ -4,7 +4,6 @@
 pub mod collections;
 pub mod cursor;
 pub mod events;
-pub mod flow_tokens;
 pub mod ledger;
 pub mod list;
 pub mod record;

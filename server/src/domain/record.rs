@@ -7,7 +7,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value as Json};
 use uuid::Uuid;
 
-use super::registry::{Collection, Field, Ty};
+use super::registry::{Collection, Field};
 use super::value::{format_datetime, JsonView, Val};
 
 #[derive(Debug, Clone)]
@@ -20,10 +20,8 @@ pub struct Record {
     pub metadata: Option<Json>,
 }
 
-/// The system fields as registry fields, so lists can filter and sort on them like any other.
-pub static ID: Field = Field::new("id", Ty::Uuid).sort();
-pub static CREATED_AT: Field = Field::new("created_at", Ty::DateTime).sort();
-pub static UPDATED_AT: Field = Field::new("updated_at", Ty::DateTime).sort();
+/// The system fields as registry fields (declared in the registry, with the list of them).
+pub use super::registry::{CREATED_AT, ID, UPDATED_AT};
 
 impl Record {
     pub fn get(&self, name: &str) -> &Val {

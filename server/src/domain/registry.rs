@@ -103,12 +103,51 @@ pub struct Field {
     pub default: Default,
     pub filterable: bool,
     pub sortable: bool,
+    /// How the field's rules differ between live mode and the sandbox.
+    pub env: EnvRule,
     pub doc: &'static str,
+}
+
+/// A field rule that depends on the environment: validation knows which one it is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvRule {
+    /// The same in both.
+    Same,
+    /// Only the sandbox takes the field (test scenarios); live mode refuses it.
+    SandboxOnly,
+    /// A URL or origin that must use https in live mode (the sandbox also takes http).
+    HttpsInLive,
+    /// In live mode the field takes only these values.
+    LiveValues(&'static [&'static str]),
+}
+
+impl EnvRule {
+    /// The rule in words, for the API description.
+    pub fn describe(&self) -> Option<String> {
+        match self {
+            EnvRule::Same => None,
+            EnvRule::SandboxOnly => Some("Sandbox only: refused in live mode.".into()),
+            EnvRule::HttpsInLive => Some("Must use `https` in live mode; the sandbox also takes `http`.".into()),
+            EnvRule::LiveValues(v) => {
+                Some(format!("In live mode one of: {}.", v.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ")))
+            }
+        }
+    }
 }
 
 impl Field {
     pub const fn new(name: &'static str, ty: Ty) -> Self {
-        Field { name, ty, required: false, access: Access::Write, default: Default::None, filterable: false, sortable: false, doc: "" }
+        Field {
+            name,
+            ty,
+            required: false,
+            access: Access::Write,
+            default: Default::None,
+            filterable: false,
+            sortable: false,
+            env: EnvRule::Same,
+            doc: "",
+        }
     }
     pub const fn required(mut self) -> Self {
         self.required = true;
@@ -135,6 +174,10 @@ impl Field {
     pub const fn sort(mut self) -> Self {
         self.sortable = true;
         self.filterable = true;
+        self
+    }
+    pub const fn env(mut self, rule: EnvRule) -> Self {
+        self.env = rule;
         self
     }
     pub const fn doc(mut self, doc: &'static str) -> Self {
@@ -191,6 +234,17 @@ pub struct Collection {
     pub rules: &'static [Rule],
     /// Composite indexes beyond the per-field ones, for hot list queries.
     pub indexes: &'static [&'static [&'static str]],
+    /// A secret that only the create response shows (a token), kept as a hash.
+    pub secret: Option<Secret>,
+}
+
+/// A secret issued with a record: returned once in `field` of the create response, kept
+/// only as a SHA-256 hash in the hidden column `hash_column`.
+#[derive(Debug, Clone, Copy)]
+pub struct Secret {
+    pub field: &'static str,
+    pub hash_column: &'static str,
+    pub doc: &'static str,
 }
 
 /// Cross-field rules, declared per collection.
@@ -231,12 +285,28 @@ impl Collection {
     /// The error a write operation gets on this collection, if it is refused outright.
     pub fn refuse(&self, op: WriteOp) -> Option<Error> {
         match (self.writes, op) {
-            (Writes::None, _) => Some(Error::MethodNotAllowed(format!("{} are written by Gable only", self.name))),
+            (Writes::None, _) => Some(Error::MethodNotAllowed {
+                message: format!("{} are written by Gable only", self.name),
+                allow: self.methods(matches!(op, WriteOp::Update | WriteOp::Delete)),
+            }),
             (Writes::CreateOnly, WriteOp::Update | WriteOp::Delete) => {
                 Some(Error::Immutable(format!("{} cannot be changed once created", self.name)))
             }
             (Writes::NoDelete, WriteOp::Delete) => Some(Error::Immutable(format!("{} are never deleted", self.name))),
             _ => None,
+        }
+    }
+}
+
+impl Collection {
+    /// The HTTP methods the API serves on the collection's path, or (`item`) on one
+    /// record's path: the `Allow` of a 405 there. A write refused as immutable (409) is
+    /// still served; only collections written by Gable alone serve reads only.
+    pub fn methods(&self, item: bool) -> Vec<&'static str> {
+        match (self.writes, item) {
+            (Writes::None, _) => vec!["GET", "HEAD"],
+            (_, false) => vec!["GET", "HEAD", "POST"],
+            (_, true) => vec!["GET", "HEAD", "PATCH", "DELETE"],
         }
     }
 }
@@ -248,8 +318,16 @@ pub enum WriteOp {
     Delete,
 }
 
-/// Fields every record has, managed by Gable; listed for filtering, sorting and fields.
+/// Fields every record has, managed by Gable, in the order records render them.
 pub const SYSTEM_FIELDS: &[&str] = &["id", "object", "livemode", "created_at", "updated_at"];
+/// The system fields stored as columns of every collection table (`object` is the
+/// collection's own, not stored).
+pub const STORED_SYSTEM_FIELDS: &[&str] = &["id", "livemode", "created_at", "updated_at"];
+
+/// The system fields lists filter and sort on, as registry fields.
+pub static ID: Field = Field::new("id", Ty::Uuid).sort();
+pub static CREATED_AT: Field = Field::new("created_at", Ty::DateTime).sort();
+pub static UPDATED_AT: Field = Field::new("updated_at", Ty::DateTime).sort();
 
 impl PropertyPath {
     /// Whether `property_id` is derived from parents rather than given.

@@ -8,7 +8,7 @@ use serde_json::{Map, Value as Json};
 
 use super::ledger;
 use super::record::Record;
-use super::registry::{Access, Collection, Default as D, Field, Rule, Ty};
+use super::registry::{Access, Collection, Default as D, EnvRule, Field, Rule, Ty};
 use super::value::{from_json, parse_money, Val};
 use crate::error::{Error, Result};
 
@@ -29,8 +29,8 @@ fn body_object(body: &Json) -> Result<&Map<String, Json>> {
     body.as_object().ok_or_else(|| Error::InvalidRequest { message: "the request body must be a JSON object".into(), param: None })
 }
 
-/// Validates a create body; applies defaults.
-pub fn create(c: &Collection, body: &Json) -> Result<Changes> {
+/// Validates a create body for live mode (`livemode`) or the sandbox; applies defaults.
+pub fn create(c: &Collection, body: &Json, livemode: bool) -> Result<Changes> {
     let obj = body_object(body)?;
     let mut ch = parse_fields(c, obj, Mode::Create)?;
     for f in c.fields {
@@ -45,6 +45,7 @@ pub fn create(c: &Collection, body: &Json) -> Result<Changes> {
         }
     }
     finish_money(c, &mut ch, None)?;
+    check_environment(c, &ch, livemode)?;
     check_rules(c, &merged(&ch, None))?;
     Ok(ch)
 }
@@ -60,8 +61,8 @@ pub fn default_value(f: &Field) -> Option<Val> {
     })
 }
 
-/// Validates an update body against the current record.
-pub fn update(c: &Collection, body: &Json, current: &Record) -> Result<Changes> {
+/// Validates an update body against the current record, in its environment.
+pub fn update(c: &Collection, body: &Json, current: &Record, livemode: bool) -> Result<Changes> {
     let obj = body_object(body)?;
     if obj.is_empty() {
         return Err(Error::InvalidRequest { message: "the body names no field to change".into(), param: None });
@@ -74,8 +75,36 @@ pub fn update(c: &Collection, body: &Json, current: &Record) -> Result<Changes> 
         }
     }
     finish_money(c, &mut ch, Some(current))?;
+    check_environment(c, &ch, livemode)?;
     check_rules(c, &merged(&ch, Some(current)))?;
     Ok(ch)
+}
+
+/// The rules that differ between live mode and the sandbox, on the values being written.
+fn check_environment(c: &Collection, ch: &Changes, livemode: bool) -> Result<()> {
+    if !livemode {
+        return Ok(());
+    }
+    for f in c.fields {
+        let Some(v) = ch.values.get(f.name).filter(|v| !v.is_null()) else { continue };
+        match f.env {
+            EnvRule::Same => {}
+            EnvRule::SandboxOnly => {
+                return Err(Error::validation(f.name, "is accepted in the sandbox only; live mode records what really happened"));
+            }
+            EnvRule::HttpsInLive => {
+                if !v.as_str().is_some_and(|s| s.starts_with("https://")) {
+                    return Err(Error::validation(f.name, "must use https in live mode (the sandbox also takes http)"));
+                }
+            }
+            EnvRule::LiveValues(allowed) => {
+                if !v.as_str().is_some_and(|s| allowed.contains(&s)) {
+                    return Err(Error::validation(f.name, format!("in live mode must be one of {}", allowed.join(", "))));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn parse_fields(c: &Collection, obj: &Map<String, Json>, mode: Mode) -> Result<Changes> {
@@ -86,7 +115,7 @@ fn parse_fields(c: &Collection, obj: &Map<String, Json>, mode: Mode) -> Result<C
             continue;
         }
         let Some(f) = c.field(key) else {
-            let system = ["id", "object", "livemode", "created_at", "updated_at"].contains(&key.as_str());
+            let system = super::registry::SYSTEM_FIELDS.contains(&key.as_str());
             return Err(if system {
                 Error::validation(key.as_str(), "is set by Gable and cannot be written")
             } else {

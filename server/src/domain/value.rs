@@ -59,7 +59,7 @@ pub fn currency_exponent(code: &str) -> Option<u32> {
 
 /// The largest amount Gable accepts, in major units: well inside an i64 of minor units
 /// and inside the range where a JSON number's shortest form is exact.
-const MAX_MAJOR: f64 = 1.0e12;
+const MAX_MAJOR: i64 = 1_000_000_000_000;
 
 /// Parses a money amount given in major units into minor units, refusing more decimals
 /// than the currency has. `raw` is a JSON number or a decimal string.
@@ -76,10 +76,8 @@ pub fn parse_money(param: &str, raw: &Json, currency: &str) -> Result<i64> {
 }
 
 fn parse_decimal_minor(text: &str, exp: u32) -> std::result::Result<i64, String> {
-    if text.contains(['e', 'E']) {
-        // A float in exponent form: normalise through f64, which is exact for the range allowed.
-        let f: f64 = text.parse().map_err(|_| "must be a decimal amount".to_string())?;
-        return parse_decimal_minor(&format!("{f}"), exp);
+    if let Some((mantissa, power)) = text.split_once(['e', 'E']) {
+        return parse_decimal_minor(&shift_point(mantissa, power)?, exp);
     }
     let (neg, digits) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -96,11 +94,10 @@ fn parse_decimal_minor(text: &str, exp: u32) -> std::result::Result<i64, String>
     if frac_trimmed.len() > exp as usize {
         return Err(format!("has more decimals than the currency's {exp}"));
     }
-    let major: f64 = int.parse().map_err(|_| "is too large".to_string())?;
-    if major >= MAX_MAJOR {
-        return Err(format!("must be less than {MAX_MAJOR:.0}"));
+    let int_part: i64 = int.parse().map_err(|_| format!("must be less than {MAX_MAJOR}"))?;
+    if int_part >= MAX_MAJOR {
+        return Err(format!("must be less than {MAX_MAJOR}"));
     }
-    let int_part: i64 = int.parse().map_err(|_| "is too large".to_string())?;
     let scale = 10_i64.pow(exp);
     let mut frac_minor: i64 = 0;
     if !frac_trimmed.is_empty() {
@@ -110,15 +107,49 @@ fn parse_decimal_minor(text: &str, exp: u32) -> std::result::Result<i64, String>
     Ok(int_part * scale + frac_minor)
 }
 
-/// Minor units back to a JSON number in major units (shortest exact form).
+/// A number in exponent form (`1.25e3`) as plain decimal text (`1250`), by moving the
+/// decimal point: exact, where a float would round.
+fn shift_point(mantissa: &str, power: &str) -> std::result::Result<String, String> {
+    let bad = || "must be a decimal amount, e.g. 1250.00".to_string();
+    let power: i32 = power.strip_prefix('+').unwrap_or(power).parse().map_err(|_| bad())?;
+    if power.abs() > 40 {
+        return Err("is out of range".into());
+    }
+    let (sign, digits) = mantissa.strip_prefix('-').map_or(("", mantissa), |m| ("-", m));
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    let all = format!("{int}{frac}");
+    let point = int.len() as i32 + power;
+    let text = if point <= 0 {
+        format!("0.{}{all}", "0".repeat(point.unsigned_abs() as usize))
+    } else if point as usize >= all.len() {
+        format!("{all}{}", "0".repeat(point as usize - all.len()))
+    } else {
+        format!("{}.{}", &all[..point as usize], &all[point as usize..])
+    };
+    Ok(format!("{sign}{text}"))
+}
+
+/// Minor units back to a JSON number in major units, in its shortest exact decimal
+/// form, by integer arithmetic: `125050` USD is `1250.5`, whatever its size (sums in
+/// reports can exceed what an f64 holds exactly).
 pub fn money_json(minor: i64, currency: Option<&str>) -> Json {
     let exp = currency.and_then(currency_exponent).unwrap_or(2);
-    let scale = 10_i64.pow(exp);
-    if minor % scale == 0 {
-        return Json::Number(Number::from(minor / scale));
+    let text = money_text(minor, exp);
+    // The text is a valid JSON number by construction; serde_json keeps it as written.
+    serde_json::from_str::<Number>(&text).map(Json::Number).unwrap_or(Json::Null)
+}
+
+/// `minor` in major units as decimal text, trailing zeros of the fraction dropped.
+fn money_text(minor: i64, exp: u32) -> String {
+    let scale = 10_i128.pow(exp);
+    let abs = (minor as i128).abs();
+    let (int, frac) = (abs / scale, abs % scale);
+    let sign = if minor < 0 { "-" } else { "" };
+    if frac == 0 {
+        return format!("{sign}{int}");
     }
-    let major = minor as f64 / scale as f64;
-    Number::from_f64(major).map(Json::Number).unwrap_or(Json::Null)
+    let digits = format!("{frac:0width$}", width = exp as usize);
+    format!("{sign}{int}.{}", digits.trim_end_matches('0'))
 }
 
 /// Converts a stored value to its JSON form. Money needs the record's currency.
@@ -397,6 +428,13 @@ mod tests {
         assert!(parse_decimal_minor("-1", 2).is_err());
         assert!(parse_decimal_minor("abc", 2).is_err());
         assert!(parse_decimal_minor("1e13", 2).is_err());
+        assert_eq!(parse_decimal_minor("1.25e3", 2), Ok(125000));
+        assert_eq!(parse_decimal_minor("125E-2", 2), Ok(125));
+        assert!(parse_decimal_minor("1.255e0", 2).is_err());
+        // More decimals than a float holds are seen, not rounded away.
+        let raw: Json = serde_json::from_str("10.000000000000000001").unwrap();
+        assert!(parse_money("amount", &raw, "USD").is_err());
+        assert!(parse_decimal_minor("1.0000000000000000001e1", 2).is_err());
     }
 
     #[test]
@@ -405,5 +443,10 @@ mod tests {
         assert_eq!(money_json(125000, Some("USD")), serde_json::json!(1250));
         assert_eq!(money_json(1005, Some("KWD")), serde_json::json!(1.005));
         assert_eq!(money_json(1000, Some("JPY")), serde_json::json!(1000));
+        // Exact at any size, and never through a float: an f64 would print 92233720368547760.
+        assert_eq!(money_json(i64::MAX, Some("USD")).to_string(), "92233720368547758.07");
+        assert_eq!(money_json(-5, Some("USD")).to_string(), "-0.05");
+        assert_eq!(money_json(-1_000_001, Some("KWD")).to_string(), "-1000.001");
+        assert_eq!(money_json(99_999_999_999_999, Some("USD")).to_string(), "999999999999.99");
     }
 }

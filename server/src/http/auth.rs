@@ -1,69 +1,101 @@
-//! Credentials: `Authorization: Bearer gbl_…`. A key acts for one tenant, on its own
-//! environment's listener only, within its scopes and property constraint.
+//! Credentials, resolved once per request by [`layer`], which puts the [`Credential`] in
+//! the request's extensions; handlers (and the per-credential layers that wrap every
+//! `/v1` route: rate limits, idempotency) read it from there. Today a credential is an
+//! API key (`Authorization: Bearer gbl_…`); OAuth access tokens and flow tokens resolve
+//! here too. A credential acts for one tenant, on its own environment's listener only,
+//! within its scopes and property constraint.
 
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
+use axum::http::HeaderMap;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use chrono::Utc;
+use uuid::Uuid;
 
-use crate::domain::registry::Collection;
-use crate::domain::scopes::{self, Access};
 use crate::error::Error;
+use crate::ops::Actor;
 use crate::state::ApiState;
 use crate::store::records::Scope;
 
-pub struct Credential {
-    pub key_id: uuid::Uuid,
-    pub scope: Scope,
-    pub scopes: Vec<String>,
+/// What kind of credential a request came with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    ApiKey,
 }
 
-impl Credential {
-    /// Refuses with `403 insufficient_scope` naming the scope the operation needs.
-    pub fn require(&self, c: &Collection, access: Access) -> Result<(), Error> {
-        if scopes::allows(&self.scopes, c.name, access) {
-            return Ok(());
+/// The request's resolved credential.
+#[derive(Debug, Clone)]
+pub struct Credential {
+    pub kind: Kind,
+    /// The credential's own id (a key's id): what per-credential limits key on.
+    pub id: Uuid,
+    /// Whom it acts as: tenant, environment, property constraint and scopes.
+    pub actor: Actor,
+}
+
+/// Resolves the credential of every request it wraps; refuses the request (401) when
+/// there is none or it is not valid here.
+pub async fn layer(State(st): State<ApiState>, mut req: Request, next: Next) -> Response {
+    match resolve(&st, req.headers()).await {
+        Ok(cred) => {
+            req.extensions_mut().insert(cred);
+            next.run(req).await
         }
-        Err(Error::InsufficientScope(match access {
-            Access::Read => c.read_scope(),
-            Access::Write => c.write_scope(),
-        }))
+        Err(e) => e.into_response(),
     }
 }
 
-impl FromRequestParts<ApiState> for Credential {
+fn bearer(headers: &HeaderMap) -> Result<&str, Error> {
+    let header = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .ok_or_else(|| Error::Unauthenticated("send your API key as `Authorization: Bearer <key>`".into()))?;
+    let header = header.to_str().map_err(|_| Error::Unauthenticated("the Authorization header is not valid".into()))?;
+    header
+        .strip_prefix("Bearer ")
+        .or_else(|| header.strip_prefix("bearer "))
+        .map(str::trim)
+        .ok_or_else(|| Error::Unauthenticated("the Authorization header must use the Bearer scheme".into()))
+}
+
+async fn resolve(st: &ApiState, headers: &HeaderMap) -> Result<Credential, Error> {
+    let secret = bearer(headers)?;
+    if secret.len() > 200 || !secret.starts_with("gbl_") {
+        return Err(Error::Unauthenticated("the API key is not valid".into()));
+    }
+    let key = st
+        .app
+        .store
+        .authenticate(secret, Utc::now())
+        .await?
+        .ok_or_else(|| Error::Unauthenticated("the API key is not valid or has been revoked".into()))?;
+    if key.livemode != st.livemode {
+        let (key_env, here) = if key.livemode { ("live", "the sandbox") } else { ("test", "production") };
+        return Err(Error::KeyEnvironmentMismatch(format!(
+            "this is a {key_env} key and this is {here}'s address; use the {} base address",
+            if key.livemode { "production" } else { "sandbox" }
+        )));
+    }
+    Ok(Credential {
+        kind: Kind::ApiKey,
+        id: key.id,
+        actor: Actor {
+            scope: Scope { tenant: key.tenant_id, livemode: key.livemode, properties: key.property_ids },
+            grants: key.scopes.into(),
+        },
+    })
+}
+
+/// Handlers take the credential the layer resolved. A route outside the layer that asks
+/// for one is a bug of Gable's, answered as such.
+impl<S: Send + Sync> FromRequestParts<S> for Credential {
     type Rejection = Error;
 
-    async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Self, Self::Rejection> {
-        let header = parts
-            .headers
-            .get(axum::http::header::AUTHORIZATION)
-            .ok_or_else(|| Error::Unauthenticated("send your API key as `Authorization: Bearer <key>`".into()))?;
-        let header = header.to_str().map_err(|_| Error::Unauthenticated("the Authorization header is not valid".into()))?;
-        let secret = header
-            .strip_prefix("Bearer ")
-            .or_else(|| header.strip_prefix("bearer "))
-            .map(str::trim)
-            .ok_or_else(|| Error::Unauthenticated("the Authorization header must use the Bearer scheme".into()))?;
-        if secret.len() > 200 || !secret.starts_with("gbl_") {
-            return Err(Error::Unauthenticated("the API key is not valid".into()));
-        }
-        let key = state
-            .app
-            .store
-            .authenticate(secret, Utc::now())
-            .await?
-            .ok_or_else(|| Error::Unauthenticated("the API key is not valid or has been revoked".into()))?;
-        if key.livemode != state.livemode {
-            let (key_env, here) = if key.livemode { ("live", "the sandbox") } else { ("test", "production") };
-            return Err(Error::KeyEnvironmentMismatch(format!(
-                "this is a {key_env} key and this is {here}'s address; use the {} base address",
-                if key.livemode { "production" } else { "sandbox" }
-            )));
-        }
-        Ok(Credential {
-            key_id: key.id,
-            scope: Scope { tenant: key.tenant_id, livemode: key.livemode, properties: key.property_ids },
-            scopes: key.scopes,
-        })
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Credential>()
+            .cloned()
+            .ok_or_else(|| Error::internal(anyhow::anyhow!("a credential was asked for on a route outside the credential layer")))
     }
 }

@@ -21,10 +21,10 @@ impl Error {
             UnsupportedVersion(_) => (StatusCode::BAD_REQUEST, "unsupported_version"),
             Unauthenticated(_) => (StatusCode::UNAUTHORIZED, "unauthenticated"),
             KeyEnvironmentMismatch(_) => (StatusCode::UNAUTHORIZED, "key_environment_mismatch"),
-            InsufficientScope(_) => (StatusCode::FORBIDDEN, "insufficient_scope"),
+            InsufficientScope { .. } => (StatusCode::FORBIDDEN, "insufficient_scope"),
             PropertyForbidden(_) => (StatusCode::FORBIDDEN, "property_forbidden"),
             NotFound { .. } => (StatusCode::NOT_FOUND, "not_found"),
-            MethodNotAllowed(_) => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            MethodNotAllowed { .. } => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
             InvalidStateTransition { .. } => (StatusCode::CONFLICT, "invalid_state_transition"),
             Immutable(_) => (StatusCode::CONFLICT, "immutable_resource"),
             Conflict(_) => (StatusCode::CONFLICT, "conflict"),
@@ -62,15 +62,17 @@ impl IntoResponse for Error {
         if let Some(p) = self.param() {
             body["param"] = json!(p);
         }
-        if let Error::InsufficientScope(scope) = &self {
+        if let Error::InsufficientScope { scope, .. } = &self {
             body["details"] = json!({ "required_scope": scope });
         }
         if let Error::InvalidStateTransition { current, allowed, .. } = &self {
             body["details"] = json!({ "current_status": current, "allowed_actions": allowed });
         }
         let mut resp = (status, Json(json!({ "error": body }))).into_response();
-        if status == StatusCode::METHOD_NOT_ALLOWED {
-            resp.headers_mut().insert(axum::http::header::ALLOW, axum::http::HeaderValue::from_static("GET"));
+        if let Error::MethodNotAllowed { allow, .. } = &self {
+            if let Ok(v) = axum::http::HeaderValue::from_str(&allow.join(", ")) {
+                resp.headers_mut().insert(axum::http::header::ALLOW, v);
+            }
         }
         resp
     }

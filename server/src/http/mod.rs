@@ -1,11 +1,14 @@
 //! HTTP: router assembly and the layers every request passes through.
 //!
-//! request id → catch panic → API version → body limit → routes. Credentials are
-//! checked by the `Credential` extractor in each handler, before anything else runs.
+//! access log → request id → catch panic → client (address and https, trusted proxies
+//! only) → API version → body limit → credential (every `/v1` route but the API
+//! description; see `auth::layer`) → routes.
 
+pub mod access_log;
 pub mod api;
 pub mod auth;
 pub mod body;
+pub mod client;
 pub mod console;
 pub mod envelope;
 pub mod error;
@@ -30,10 +33,10 @@ use crate::state::ApiState;
 
 /// The router of one listener. Production also hosts the console; the sandbox serves the API.
 pub fn router(state: ApiState, console: Option<(LeptosOptions, Arc<dyn Console>, ConsoleConfig)>) -> Router {
-    let api = api::router()
+    let api = api::router(&state)
         .route("/v1", axum::routing::any(api_not_found))
         .route("/v1/{resource}/{id}/{action}/{*rest}", axum::routing::any(api_not_found))
-        .method_not_allowed_fallback(method_not_allowed)
+        .method_not_allowed_fallback(api::resources::method_not_allowed)
         .layer(middleware::from_fn(version::layer))
         .layer(DefaultBodyLimit::max(body::MAX_BODY))
         .with_state(state);
@@ -44,18 +47,20 @@ pub fn router(state: ApiState, console: Option<(LeptosOptions, Arc<dyn Console>,
     with_common_layers(app)
 }
 
-/// The layers every route of a listener sits behind: panics become 500s in the error
-/// body, and every response carries its request id.
+/// The layers every route of a listener sits behind, outermost last: who the client is,
+/// panics become 500s in the error body, every response carries its request id, and
+/// every request leaves one access-log line (outside the request span, which carries
+/// the raw path).
 pub fn with_common_layers(router: Router) -> Router {
-    router.layer(CatchPanicLayer::custom(panic_response)).layer(middleware::from_fn(request_id::layer))
+    router
+        .layer(middleware::from_fn(client::layer))
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn(request_id::layer))
+        .layer(middleware::from_fn(access_log::layer))
 }
 
 async fn api_not_found() -> Error {
     Error::NotFound { message: "there is no such endpoint; see /v1/openapi.json".into(), param: None }
-}
-
-async fn method_not_allowed() -> Error {
-    Error::MethodNotAllowed("this method is not allowed on this endpoint".into())
 }
 
 /// A panic in a handler becomes a 500 in the error body, never a dropped connection.

@@ -59,7 +59,7 @@ pub async fn run(app: Arc<AppState>, interval: Option<Duration>, stop: watch::Re
     };
     let worker = {
         let mut stop = stop;
-        let queued = app.ops.reports_queued();
+        let queued = app.ops.signals().reports_queued.clone();
         async move {
             loop {
                 let clock = app.ops.clock().clone();

@@ -1,123 +1,285 @@
-//! Operations: one API write and everything it causes, in one transaction: the
-//! record's own change, the records it is coupled to (the last signature signs the
-//! lease, a payment settles its invoice …), the events it emits and the ledger entries
-//! it posts. Events are written in the transaction of the change that caused them (a
-//! transactional outbox): an event exists exactly when its change committed.
+//! Operations: one write and everything it causes, in one transaction: the record's own
+//! change, the records it is coupled to (the last signature signs the lease, a payment
+//! settles its invoice …), the events it emits and the ledger entries it posts. Events
+//! are written in the transaction of the change that caused them (a transactional
+//! outbox): an event exists exactly when its change committed.
 //!
-//! Handlers call these; the rules themselves are plain Rust in `crate::domain`.
+//! Every write of Gable goes through here: the API's handlers, the console, and (later)
+//! the flows. Two forms:
+//! - one call, one transaction: `Operations::create` / `update` / `act` / `delete`;
+//! - several steps in a transaction the caller holds: `Operations::begin` gives a
+//!   [`Work`], whose `create` / `update` / `act` / `delete` run inside it, and whose
+//!   `commit` ends it. Whatever else the caller writes through `Work::tx` (a stored
+//!   idempotent response, say) commits or rolls back together with the operation.
+//!
+//! What a collection does beyond validation and storage lives in its own module under
+//! `behaviour`; the rules themselves are plain Rust in `crate::domain`.
 
-mod effects;
+mod behaviour;
 pub mod outbox;
 mod postings;
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use sea_query::Value;
 use serde_json::{Map, Value as Json};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
 use crate::clock::Clock;
 use crate::domain::record::Record;
-use crate::domain::registry::Collection;
-use crate::domain::validate::{self, Changes};
+use crate::domain::registry::{Collection, WriteOp};
+use crate::domain::scopes::{self, Access};
+use crate::domain::validate;
 use crate::domain::workflow::{Action, Machine};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::records::{self, Scope};
 use crate::store::{Intent, Store, Tx};
 
-/// Fields of the lease an application's `convert` makes that Gable sets itself.
-pub const SET_BY_CONVERT: &[&str] = &["unit_id", "application_id"];
+pub use behaviour::SET_BY_CONVERT;
+
+/// What a create on `c` can answer beyond what its fields imply (see the behaviours).
+pub fn create_answers(c: &Collection) -> &'static [u16] {
+    behaviour::of(c).create_answers()
+}
+
+/// Who asks for an operation: the records it may reach (`scope`: tenant, environment,
+/// property constraint) and what it may do (`grants`: scope names such as `leases:write`,
+/// `*:read` or `*`). An API key, a console user (their role's permissions), or Gable.
+#[derive(Debug, Clone)]
+pub struct Actor {
+    pub scope: Scope,
+    pub grants: Arc<[String]>,
+}
+
+impl Actor {
+    /// Gable itself acting in a tenant's environment: everything, everywhere in it.
+    pub fn system(tenant: Uuid, livemode: bool) -> Actor {
+        Actor { scope: Scope { tenant, livemode, properties: None }, grants: Arc::from(vec!["*".to_string()]) }
+    }
+
+    /// Refuses with `403 insufficient_scope` naming the scope the access needs.
+    pub fn require(&self, c: &Collection, access: Access) -> Result<()> {
+        if scopes::allows(&self.grants, c.name, access) {
+            return Ok(());
+        }
+        Err(Error::insufficient_scope(match access {
+            Access::Read => c.read_scope(),
+            Access::Write => c.write_scope(),
+        }))
+    }
+
+    /// Refuses unless the actor holds every one of `wanted` itself: no credential grants
+    /// what it does not hold (DESIGN.md §5). `what` names the thing that would grant them.
+    pub fn require_all(&self, wanted: &[String], what: &str) -> Result<()> {
+        match scopes::missing(&self.grants, wanted) {
+            None => Ok(()),
+            Some(scope) => Err(Error::InsufficientScope {
+                message: format!(
+                    "{what} carries `{scope}`, which this credential does not hold; a credential can grant only what it holds"
+                ),
+                scope,
+            }),
+        }
+    }
+}
+
+/// A new record, and the secret that only its create response shows (a flow token).
+pub struct Created {
+    pub record: Record,
+    pub secret: Option<String>,
+}
+
+/// Wake-ups for Gable's background workers, sent when a write that concerns them commits.
+#[derive(Clone, Default)]
+pub struct Signals {
+    /// A report was queued.
+    pub reports_queued: Arc<Notify>,
+}
 
 #[derive(Clone)]
 pub struct Operations {
     store: Store,
     clock: Clock,
-    /// Wakes the report worker when a report is queued.
-    reports_queued: Arc<Notify>,
+    signals: Signals,
 }
 
-/// One operation's unit of work.
-struct Work {
+/// One unit of work: a tenant transaction with the actor, its time, and what to wake
+/// once it commits. Dropping it without `commit` rolls everything back.
+pub struct Work {
     tx: Tx,
     /// The caller's scope: its own record is reached through it.
     scope: Scope,
+    grants: Arc<[String]>,
     /// The whole tenant and environment: couplings, events and postings act on the
     /// caller's behalf on records its credential may not reach itself (a guest, say).
     system: Scope,
     now: DateTime<Utc>,
+    signals: Signals,
+    wake: Vec<Arc<Notify>>,
 }
 
 impl Operations {
     pub fn new(store: Store, clock: Clock) -> Operations {
-        Operations { store, clock, reports_queued: Arc::new(Notify::new()) }
+        Operations { store, clock, signals: Signals::default() }
     }
 
     pub fn clock(&self) -> &Clock {
         &self.clock
     }
 
-    pub fn reports_queued(&self) -> Arc<Notify> {
-        self.reports_queued.clone()
+    pub fn store(&self) -> &Store {
+        &self.store
     }
 
-    async fn begin(&self, scope: &Scope) -> Result<Work> {
-        let tx = self.store.begin_tenant(scope.tenant, Intent::Write).await?;
-        let system = Scope { tenant: scope.tenant, livemode: scope.livemode, properties: None };
-        Ok(Work { tx, scope: scope.clone(), system, now: self.clock.now() })
+    pub fn signals(&self) -> &Signals {
+        &self.signals
     }
 
-    /// Creates a record from validated changes; `hidden` are never-rendered columns.
-    pub async fn create(
-        &self,
-        scope: &Scope,
-        c: &'static Collection,
-        mut ch: Changes,
-        hidden: Vec<(&'static str, Value)>,
-    ) -> Result<Record> {
-        let mut w = self.begin(scope).await?;
-        effects::before_create(&mut w, c, &mut ch).await?;
-        let rec = records::insert(&mut w.tx, &w.scope, c, ch, hidden, w.now).await?;
-        effects::after_create(&mut w, c, &rec).await?;
-        w.tx.commit().await?;
-        if c.name == "reports" {
-            self.reports_queued.notify_one();
-        }
-        Ok(rec)
-    }
-
-    /// Updates the given fields of a record (a PATCH body). No event or posting follows
-    /// an update: state changes are actions, and money fields are fixed once posted.
-    pub async fn update(&self, scope: &Scope, c: &'static Collection, id: Uuid, body: &Json) -> Result<Record> {
-        let mut w = self.begin(scope).await?;
-        let (_, rec) = records::modify(&mut w.tx, &w.scope, c, id, w.now, |current| {
-            let ch = validate::update(c, body, current)?;
-            effects::check_update(c, current, &ch)?;
-            Ok(ch)
+    /// Begins a unit of work for `actor`, at the clock's time.
+    pub async fn begin(&self, actor: &Actor) -> Result<Work> {
+        let s = &actor.scope;
+        let tx = self.store.begin_tenant(s.tenant, s.livemode, Intent::Write).await?;
+        let system = Scope { tenant: s.tenant, livemode: s.livemode, properties: None };
+        Ok(Work {
+            tx,
+            scope: s.clone(),
+            grants: actor.grants.clone(),
+            system,
+            now: self.clock.now(),
+            signals: self.signals.clone(),
+            wake: vec![],
         })
-        .await?;
-        w.tx.commit().await?;
+    }
+
+    /// Creates a record from a create body, in its own transaction.
+    pub async fn create(&self, actor: &Actor, c: &'static Collection, body: &Json) -> Result<Created> {
+        let mut w = self.begin(actor).await?;
+        let created = w.create(c, body).await?;
+        w.commit().await?;
+        Ok(created)
+    }
+
+    /// Updates the given fields of a record (a PATCH body), in its own transaction.
+    pub async fn update(&self, actor: &Actor, c: &'static Collection, id: Uuid, body: &Json) -> Result<Record> {
+        let mut w = self.begin(actor).await?;
+        let rec = w.update(c, id, body).await?;
+        w.commit().await?;
         Ok(rec)
     }
 
-    /// Runs a state-machine action with its body.
+    /// Runs a state-machine action with its body, in its own transaction.
     pub async fn act(
         &self,
-        scope: &Scope,
+        actor: &Actor,
         c: &'static Collection,
         machine: &Machine,
         a: &'static Action,
         id: Uuid,
         body: &Map<String, Json>,
     ) -> Result<Record> {
-        let mut w = self.begin(scope).await?;
-        let current = records::fetch(&mut w.tx, &w.scope, c, id, true).await?;
-        let mut ch = machine.apply(c, a, &current, body, w.now)?;
-        effects::prepare(&mut w, c, a, &current, body, &mut ch).await?;
-        let (before, after) = records::write_changes(&mut w.tx, &w.scope, c, current, ch, w.now).await?;
-        effects::follow(&mut w, c, a, &before, &after).await?;
-        w.tx.commit().await?;
+        let mut w = self.begin(actor).await?;
+        let rec = w.act(c, machine, a, id, body).await?;
+        w.commit().await?;
+        Ok(rec)
+    }
+
+    /// Deletes a record, in its own transaction; returns it as it was.
+    pub async fn delete(&self, actor: &Actor, c: &'static Collection, id: Uuid) -> Result<Record> {
+        let mut w = self.begin(actor).await?;
+        let rec = w.delete(c, id).await?;
+        w.commit().await?;
+        Ok(rec)
+    }
+}
+
+impl Work {
+    /// The transaction, for what the caller writes beside the operation.
+    pub fn tx(&mut self) -> &mut Tx {
+        &mut self.tx
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        self.now
+    }
+
+    /// Commits, then wakes the workers the writes concern.
+    pub async fn commit(self) -> Result<()> {
+        self.tx.commit().await?;
+        for n in self.wake {
+            n.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Refuses what the collection does not offer, then what the actor may not do.
+    fn allow(&self, c: &Collection, op: Option<WriteOp>) -> Result<()> {
+        if let Some(e) = op.and_then(|op| c.refuse(op)) {
+            return Err(e);
+        }
+        self.actor().require(c, Access::Write)
+    }
+
+    fn actor(&self) -> Actor {
+        Actor { scope: self.scope.clone(), grants: self.grants.clone() }
+    }
+
+    /// Creates a record from a create body: validated for the actor's environment,
+    /// checked against the records it depends on, stored, and followed by its events,
+    /// postings and couplings.
+    pub async fn create(&mut self, c: &'static Collection, body: &Json) -> Result<Created> {
+        self.allow(c, Some(WriteOp::Create))?;
+        let ch = validate::create(c, body, self.scope.livemode)?;
+        let b = behaviour::of(c);
+        let mut new = behaviour::NewRecord { changes: ch, hidden: vec![], secret: None };
+        b.before_create(self, c, &mut new).await?;
+        let scope = self.scope.clone();
+        let rec = records::insert(&mut self.tx, &scope, c, new.changes, new.hidden, self.now).await?;
+        behaviour::after_create(self, c, &rec).await?;
+        b.after_create(self, c, &rec).await?;
+        Ok(Created { record: rec, secret: new.secret })
+    }
+
+    /// Updates the given fields of a record. No event or posting follows an update:
+    /// state changes are actions, and money fields are fixed once posted.
+    pub async fn update(&mut self, c: &'static Collection, id: Uuid, body: &Json) -> Result<Record> {
+        self.allow(c, Some(WriteOp::Update))?;
+        let scope = self.scope.clone();
+        let current = records::fetch(&mut self.tx, &scope, c, id, true).await?;
+        let ch = validate::update(c, body, &current, self.scope.livemode)?;
+        behaviour::of(c).before_update(self, c, &current, &ch).await?;
+        let (_, rec) = records::write_changes(&mut self.tx, &scope, c, current, ch, self.now).await?;
+        Ok(rec)
+    }
+
+    /// Runs a state-machine action with its body.
+    pub async fn act(
+        &mut self,
+        c: &'static Collection,
+        machine: &Machine,
+        a: &'static Action,
+        id: Uuid,
+        body: &Map<String, Json>,
+    ) -> Result<Record> {
+        self.allow(c, None)?;
+        let scope = self.scope.clone();
+        let current = records::fetch(&mut self.tx, &scope, c, id, true).await?;
+        let mut ch = machine.apply(c, a, &current, body, self.now)?;
+        let b = behaviour::of(c);
+        b.prepare(self, c, a, &current, body, &mut ch).await?;
+        let (before, after) = records::write_changes(&mut self.tx, &scope, c, current, ch, self.now).await?;
+        behaviour::emit_action_events(self, c, a, &before, &after, None).await?;
+        b.follow(self, c, a, &before, &after).await?;
         Ok(after)
+    }
+
+    /// Deletes a record where the collection allows it.
+    pub async fn delete(&mut self, c: &'static Collection, id: Uuid) -> Result<Record> {
+        self.allow(c, Some(WriteOp::Delete))?;
+        let scope = self.scope.clone();
+        let current = records::fetch(&mut self.tx, &scope, c, id, true).await?;
+        behaviour::of(c).before_delete(self, c, &current).await?;
+        records::remove(&mut self.tx, &scope, c, &current).await?;
+        Ok(current)
     }
 }

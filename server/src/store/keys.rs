@@ -164,7 +164,7 @@ impl Store {
         scopes: Vec<String>,
         property_ids: Option<Vec<Uuid>>,
     ) -> Result<NewKey> {
-        crate::domain::scopes::validate(&scopes)?;
+        crate::domain::scopes::validate("scopes", &scopes)?;
         let secret = generate_secret(livemode);
         let key_id = Uuid::now_v7();
         let prefix: String = secret.chars().take(13).collect();

@@ -13,7 +13,7 @@ impl Store {
     /// Debits and credits per currency and account of a tenant's environment, up to a
     /// day and for one property if given.
     pub async fn account_sums(&self, scope: &Scope, as_of: Option<NaiveDate>, property: Option<Uuid>) -> Result<Vec<AccountSum>> {
-        let mut tx = self.begin_tenant(scope.tenant, Intent::Read).await?;
+        let mut tx = self.begin_tenant(scope.tenant, scope.livemode, Intent::Read).await?;
         let d = tx.dialect();
         let col = |n: &str| Expr::col(Alias::new(n));
         let mut sel = Query::select();

@@ -138,17 +138,23 @@ impl Store {
         Ok(())
     }
 
-    /// Begins work acting for one tenant. On PostgreSQL it is a transaction that runs
-    /// as the `gable_app` role with `gable.tenant_id` set, so row-level security applies.
-    pub async fn begin_tenant(&self, tenant: Uuid, intent: Intent) -> Result<Tx> {
+    /// Begins work acting for one tenant's environment. On PostgreSQL it is a
+    /// transaction that runs as the `gable_app` role with `gable.tenant_id` and
+    /// `gable.livemode` set, so row-level security lets it see that tenant's environment
+    /// only, and no table of Gable's own bookkeeping (keys, tenants, sessions) at all.
+    pub async fn begin_tenant(&self, tenant: Uuid, livemode: bool, intent: Intent) -> Result<Tx> {
         match &self.pool {
             Pool::Sqlite { write, read } => Self::begin_sqlite(write, read, intent).await,
             Pool::Postgres(p) => {
                 let mut tx = p.begin().await?;
-                sqlx::query("SELECT set_config('role', 'gable_app', true), set_config('gable.tenant_id', $1, true)")
-                    .bind(tenant.to_string())
-                    .execute(&mut *tx)
-                    .await?;
+                sqlx::query(
+                    "SELECT set_config('role', 'gable_app', true), set_config('gable.tenant_id', $1, true), \
+                     set_config('gable.livemode', $2, true)",
+                )
+                .bind(tenant.to_string())
+                .bind(livemode.to_string())
+                .execute(&mut *tx)
+                .await?;
                 Ok(Tx::Postgres(tx))
             }
         }

@@ -12,7 +12,7 @@ use super::{Dialect, Intent, Row, Store, Tx};
 use crate::domain::collections::collection;
 use crate::domain::list::{ListQuery, Op};
 use crate::domain::record::Record;
-use crate::domain::registry::{Collection, PropertyPath, Rule, Ty};
+use crate::domain::registry::{Collection, PropertyPath, Rule, Ty, STORED_SYSTEM_FIELDS};
 use crate::domain::validate::Changes;
 use crate::domain::value::{format_datetime, Val};
 use crate::error::{Error, Result};
@@ -95,7 +95,7 @@ fn property_cond(d: Dialect, c: &Collection, scope: &Scope) -> Option<Cond> {
 }
 
 fn columns(c: &Collection) -> Vec<Alias> {
-    let mut v: Vec<Alias> = ["id", "livemode", "created_at", "updated_at"].into_iter().map(Alias::new).collect();
+    let mut v: Vec<Alias> = STORED_SYSTEM_FIELDS.iter().map(|n| Alias::new(*n)).collect();
     if c.metadata {
         v.push(Alias::new("metadata"));
     }
@@ -189,7 +189,7 @@ pub struct Page {
 
 impl Store {
     pub async fn list(&self, scope: &Scope, c: &'static Collection, q: &ListQuery, after: Option<Vec<Val>>) -> Result<Page> {
-        let mut tx = self.begin_tenant(scope.tenant, Intent::Read).await?;
+        let mut tx = self.begin_tenant(scope.tenant, scope.livemode, Intent::Read).await?;
         let d = tx.dialect();
         let Some(prop) = property_cond(d, c, scope) else {
             return Ok(Page { records: vec![], has_more: false });
@@ -214,44 +214,10 @@ impl Store {
     }
 
     pub async fn get(&self, scope: &Scope, c: &'static Collection, id: Uuid) -> Result<Record> {
-        let mut tx = self.begin_tenant(scope.tenant, Intent::Read).await?;
+        let mut tx = self.begin_tenant(scope.tenant, scope.livemode, Intent::Read).await?;
         let r = fetch_one(&mut tx, scope, c, id, false).await?;
         tx.commit().await?;
         Ok(r)
-    }
-
-    /// Creates a record in its own transaction (see [`insert`]).
-    pub async fn create(&self, scope: &Scope, c: &'static Collection, ch: Changes, extra: Vec<(&'static str, Value)>) -> Result<Record> {
-        let mut tx = self.begin_tenant(scope.tenant, Intent::Write).await?;
-        let rec = insert(&mut tx, scope, c, ch, extra, Utc::now()).await?;
-        tx.commit().await?;
-        Ok(rec)
-    }
-
-    /// Updates a record in its own transaction (see [`modify`]).
-    pub async fn update(
-        &self,
-        scope: &Scope,
-        c: &'static Collection,
-        id: Uuid,
-        validate: impl FnOnce(&Record) -> Result<Changes>,
-    ) -> Result<Record> {
-        let mut tx = self.begin_tenant(scope.tenant, Intent::Write).await?;
-        let (_, rec) = modify(&mut tx, scope, c, id, Utc::now(), validate).await?;
-        tx.commit().await?;
-        Ok(rec)
-    }
-
-    pub async fn delete(&self, scope: &Scope, c: &'static Collection, id: Uuid) -> Result<Record> {
-        let mut tx = self.begin_tenant(scope.tenant, Intent::Write).await?;
-        let d = tx.dialect();
-        let current = fetch_one(&mut tx, scope, c, id, true).await?;
-        check_writable_property(scope, current.property_id(c))?;
-        let mut del = Query::delete();
-        del.from_table(Alias::new(c.table)).cond_where(tenant_cond(d, scope)).and_where(col("id").eq(d.uuid(id)));
-        tx.execute(&del).await?;
-        tx.commit().await?;
-        Ok(current)
     }
 }
 
@@ -311,6 +277,17 @@ pub async fn modify(
     let current = fetch_one(tx, scope, c, id, true).await?;
     let ch = validate(&current)?;
     write_changes(tx, scope, c, current, ch, now).await
+}
+
+/// Deletes a record the transaction has already read and locked (see [`fetch`]), if
+/// the credential may write at its property.
+pub async fn remove(tx: &mut Tx, scope: &Scope, c: &'static Collection, current: &Record) -> Result<()> {
+    let d = tx.dialect();
+    check_writable_property(scope, current.property_id(c))?;
+    let mut del = Query::delete();
+    del.from_table(Alias::new(c.table)).cond_where(tenant_cond(d, scope)).and_where(col("id").eq(d.uuid(current.id)));
+    tx.execute(&del).await?;
+    Ok(())
 }
 
 /// Writes changes to a record the transaction has already read and locked (see
@@ -530,7 +507,7 @@ pub struct NewRow {
 impl Store {
     /// Inserts many rows in one transaction, in multi-row statements.
     pub async fn insert_many(&self, tenant: Uuid, livemode: bool, c: &'static Collection, rows: &[NewRow]) -> Result<()> {
-        let mut tx = self.begin_tenant(tenant, Intent::Write).await?;
+        let mut tx = self.begin_tenant(tenant, livemode, Intent::Write).await?;
         let d = tx.dialect();
         let mut cols =
             vec![Alias::new("tenant_id"), Alias::new("livemode"), Alias::new("id"), Alias::new("created_at"), Alias::new("updated_at")];

@@ -11,15 +11,17 @@ use super::Dialect;
 use crate::domain::collections::{collection, COLLECTIONS};
 use crate::domain::registry::{Collection, Field, Ty};
 
+/// The row-level-security condition of every tenant table on PostgreSQL: the tenant and
+/// the environment a tenant transaction set (`Store::begin_tenant`).
+pub const TENANT_WALL: &str = "tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid \
+     AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean";
+
 /// Columns every collection table has besides its fields.
 pub const SYSTEM_COLUMNS: &[&str] = &["tenant_id", "livemode", "id", "created_at", "updated_at"];
 
-/// Extra, never-rendered columns of particular collections (secrets kept as hashes).
-pub fn hidden_columns(c: &Collection) -> &'static [(&'static str, &'static str)] {
-    match c.name {
-        "flow-tokens" => &[("token_hash", "TEXT")],
-        _ => &[],
-    }
+/// Extra, never-rendered columns of a collection: the hash of its secret, if it has one.
+pub fn hidden_columns(c: &Collection) -> Vec<(&'static str, &'static str)> {
+    c.secret.iter().map(|s| (s.hash_column, "TEXT")).collect()
 }
 
 pub fn column_type(ty: Ty, d: Dialect) -> &'static str {
@@ -92,15 +94,10 @@ pub fn collections_ddl(d: Dialect) -> String {
             }
         }
         out.push_str("\n-- Row-level security: a second wall behind the application's own tenant scoping.\n");
-        out.push_str("-- Tenant-scoped work runs as gable_app with gable.tenant_id set for the transaction.\n");
+        out.push_str("-- Tenant-scoped work runs as gable_app with gable.tenant_id and gable.livemode set.\n");
         for c in COLLECTIONS {
             let _ = writeln!(out, "ALTER TABLE {} ENABLE ROW LEVEL SECURITY;", c.table);
-            let _ = writeln!(
-                out,
-                "CREATE POLICY tenant_wall ON {} USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid) \
-                 WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid);",
-                c.table
-            );
+            let _ = writeln!(out, "CREATE POLICY tenant_wall ON {t} USING ({TENANT_WALL}) WITH CHECK ({TENANT_WALL});", t = c.table);
         }
     }
     out
@@ -186,10 +183,11 @@ pub fn init_ddl(d: Dialect) -> String {
     out.push_str(&core_ddl(d));
     out.push_str(&collections_ddl(d));
     if d == Dialect::Postgres {
-        out.push_str(
-            "\nGRANT USAGE ON SCHEMA public TO gable_app;\n\
-             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO gable_app;\n",
-        );
+        // Tenant data only: never Gable's own bookkeeping (keys, tenants, secrets).
+        out.push_str("\nGRANT USAGE ON SCHEMA public TO gable_app;\n");
+        for c in COLLECTIONS {
+            let _ = writeln!(out, "GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO gable_app;", c.table);
+        }
     }
     out
 }

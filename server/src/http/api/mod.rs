@@ -1,17 +1,21 @@
-//! The `/v1` API: one router per endpoint module, merged here.
+//! The `/v1` API: one router per endpoint module, merged here. Everything but the API
+//! description sits behind the credential layer (`http::auth::layer`), so the
+//! per-credential layers wrap every authenticated route in one place.
 
 pub mod openapi;
 pub mod resources;
 
-use axum::routing::get;
-use axum::Router;
+use axum::routing::{get, post};
+use axum::{middleware, Router};
 
+use crate::http::auth;
 use crate::state::ApiState;
 
-pub fn router() -> Router<ApiState> {
-    Router::new()
-        .route("/v1/openapi.json", get(openapi::serve))
+pub fn router(state: &ApiState) -> Router<ApiState> {
+    let authenticated = Router::new()
         .route("/v1/{resource}", get(resources::list).post(resources::create))
         .route("/v1/{resource}/{id}", get(resources::get).patch(resources::update).delete(resources::delete))
-        .route("/v1/{resource}/{id}/{action}", axum::routing::post(resources::action))
+        .route("/v1/{resource}/{id}/{action}", post(resources::action))
+        .route_layer(middleware::from_fn_with_state(state.clone(), auth::layer));
+    Router::new().route("/v1/openapi.json", get(openapi::serve)).merge(authenticated)
 }

@@ -3,7 +3,7 @@
 //! Handlers are thin: authorise, parse, call the domain and the store, wrap.
 
 use axum::extract::{FromRequest, Path, RawQuery, Request, State};
-use axum::http::StatusCode;
+use axum::http::{StatusCode, Uri};
 use axum::response::Response;
 use serde_json::json;
 use uuid::Uuid;
@@ -12,7 +12,7 @@ use crate::domain::collections::collection;
 use crate::domain::list::ListQuery;
 use crate::domain::registry::{Collection, WriteOp};
 use crate::domain::scopes::Access;
-use crate::domain::{flow_tokens, validate, workflow};
+use crate::domain::workflow;
 use crate::error::{Error, Result};
 use crate::http::auth::Credential;
 use crate::http::body::JsonBody;
@@ -47,14 +47,15 @@ fn single_fields(c: &'static Collection, raw: Option<String>) -> Result<Option<V
 
 pub async fn list(State(st): State<ApiState>, cred: Credential, Path(resource): Path<String>, RawQuery(raw): RawQuery) -> Result<Response> {
     let c = resolve(&resource)?;
-    cred.require(c, Access::Read)?;
+    cred.actor.require(c, Access::Read)?;
+    let scope = &cred.actor.scope;
     let q = ListQuery::parse(c, &query_pairs(raw))?;
-    let binding = format!("{}:{}:{}", q.binding(c), cred.scope.tenant, cred.scope.livemode);
+    let binding = format!("{}:{}:{}", q.binding(c), scope.tenant, scope.livemode);
     let after = match &q.cursor {
         Some(cur) => Some(st.app.cursors.decode(cur, &binding, &q.sort)?),
         None => None,
     };
-    let page = st.app.store.list(&cred.scope, c, &q, after).await?;
+    let page = st.app.store.list(scope, c, &q, after).await?;
     let next = match (page.has_more, page.records.last()) {
         (true, Some(last)) => {
             let vals: Vec<_> = q.sort.iter().map(|k| last.sort_value(k.field)).collect();
@@ -74,33 +75,21 @@ pub async fn get(
     RawQuery(raw): RawQuery,
 ) -> Result<Response> {
     let c = resolve(&resource)?;
-    cred.require(c, Access::Read)?;
+    cred.actor.require(c, Access::Read)?;
     let id = parse_id(&id)?;
     let fields = single_fields(c, raw)?;
-    let rec = st.app.store.get(&cred.scope, c, id).await?;
+    let rec = st.app.store.get(&cred.actor.scope, c, id).await?;
     Ok(envelope::single(StatusCode::OK, c.object, rec.to_json(c, fields.as_deref())))
 }
 
 pub async fn create(State(st): State<ApiState>, cred: Credential, Path(resource): Path<String>, req: Request) -> Result<Response> {
     let c = resolve(&resource)?;
-    if let Some(e) = c.refuse(WriteOp::Create) {
-        return Err(e);
-    }
-    cred.require(c, Access::Write)?;
+    check_offered(c, WriteOp::Create, &cred)?;
     let JsonBody(body) = JsonBody::from_request(req, &()).await?;
-    let mut changes = validate::create(c, &body)?;
-    let mut hidden = vec![];
-    let mut secret = None;
-    if c.name == "flow-tokens" {
-        let issued = flow_tokens::issue(&mut changes, st.app.ops.clock().now());
-        hidden.push(("token_hash", issued.hash.into()));
-        secret = Some(issued.token);
-    }
-    let rec = st.app.ops.create(&cred.scope, c, changes, hidden).await?;
-    let mut data = rec.to_json(c, None);
-    if let Some(token) = secret {
-        // Returned by this response only; Gable keeps its hash.
-        data["token"] = json!(token);
+    let created = st.app.ops.create(&cred.actor, c, &body).await?;
+    let mut data = created.record.to_json(c, None);
+    if let (Some(secret), Some(value)) = (c.secret, created.secret) {
+        data[secret.field] = json!(value);
     }
     Ok(envelope::single(StatusCode::CREATED, c.object, data))
 }
@@ -112,25 +101,28 @@ pub async fn update(
     req: Request,
 ) -> Result<Response> {
     let c = resolve(&resource)?;
-    if let Some(e) = c.refuse(WriteOp::Update) {
-        return Err(e);
-    }
-    cred.require(c, Access::Write)?;
+    check_offered(c, WriteOp::Update, &cred)?;
     let id = parse_id(&id)?;
     let JsonBody(body) = JsonBody::from_request(req, &()).await?;
-    let rec = st.app.ops.update(&cred.scope, c, id, &body).await?;
+    let rec = st.app.ops.update(&cred.actor, c, id, &body).await?;
     Ok(envelope::single(StatusCode::OK, c.object, rec.to_json(c, None)))
 }
 
 pub async fn delete(State(st): State<ApiState>, cred: Credential, Path((resource, id)): Path<(String, String)>) -> Result<Response> {
     let c = resolve(&resource)?;
-    if let Some(e) = c.refuse(WriteOp::Delete) {
+    check_offered(c, WriteOp::Delete, &cred)?;
+    let id = parse_id(&id)?;
+    let rec = st.app.ops.delete(&cred.actor, c, id).await?;
+    Ok(envelope::single(StatusCode::OK, c.object, json!({ "id": rec.id, "object": c.object, "deleted": true })))
+}
+
+/// Refuses, before the body is read, what the collection does not offer (405/409) and
+/// what the credential may not do (403). Operations check both again.
+fn check_offered(c: &Collection, op: WriteOp, cred: &Credential) -> Result<()> {
+    if let Some(e) = c.refuse(op) {
         return Err(e);
     }
-    cred.require(c, Access::Write)?;
-    let id = parse_id(&id)?;
-    let rec = st.app.store.delete(&cred.scope, c, id).await?;
-    Ok(envelope::single(StatusCode::OK, c.object, json!({ "id": rec.id, "object": c.object, "deleted": true })))
+    cred.actor.require(c, Access::Write)
 }
 
 /// `POST /v1/{resource}/{id}/{action}`: moves a record through its state machine.
@@ -145,11 +137,29 @@ pub async fn action(
     let no_such = || Error::NotFound { message: format!("{} have no action `{action}`", c.name), param: None };
     let machine = workflow::machine(c.name).ok_or_else(no_such)?;
     let act = machine.action(&action).ok_or_else(no_such)?;
-    cred.require(c, Access::Write)?;
+    cred.actor.require(c, Access::Write)?;
     let id = parse_id(&id)?;
     let body = action_body(req).await?;
-    let rec = st.app.ops.act(&cred.scope, c, machine, act, id, &body).await?;
+    let rec = st.app.ops.act(&cred.actor, c, machine, act, id, &body).await?;
     Ok(envelope::single(StatusCode::OK, c.object, rec.to_json(c, None)))
+}
+
+/// The 405 of a served path: its `Allow` lists what the path does serve.
+pub async fn method_not_allowed(uri: Uri) -> Error {
+    let segments: Vec<&str> = uri.path().trim_matches('/').split('/').collect();
+    let allow = match segments.as_slice() {
+        ["v1", "openapi.json"] => vec!["GET", "HEAD"],
+        ["v1", resource] => match resolve(resource) {
+            Ok(c) => c.methods(false),
+            Err(e) => return e,
+        },
+        ["v1", resource, _] => match resolve(resource) {
+            Ok(c) => c.methods(true),
+            Err(e) => return e,
+        },
+        _ => vec!["POST"],
+    };
+    Error::MethodNotAllowed { message: format!("this endpoint serves {}", allow.join(", ")), allow }
 }
 
 /// An action's body: absent, or a JSON object.

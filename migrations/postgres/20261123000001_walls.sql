@@ -1,0 +1,131 @@
+-- The second wall, completed (issue 8).
+--
+-- 1. Tenant transactions (the gable_app role) reach tenant data only: the collection
+--    tables and ledger_lines. Gable's own bookkeeping (tenants, api_keys,
+--    service_accounts, instance_secrets, the console's credentials and sessions, the
+--    migrations table) was granted by the first migration's blanket grant; no longer.
+--    Foreign-key checks and cascades still work: PostgreSQL runs them as the table owner.
+-- 2. Every policy checks the environment as well as the tenant: a tenant transaction
+--    sets gable.tenant_id and gable.livemode, and sees that tenant's live data or its
+--    sandbox, never both.
+REVOKE ALL ON ALL TABLES IN SCHEMA public FROM gable_app;
+REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM gable_app;
+
+GRANT SELECT, INSERT, UPDATE, DELETE ON organizations TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON companies TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON users TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON roles TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON owners TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON properties TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON buildings TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON units TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON rooms TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON beds TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON listings TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON leads TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON viewings TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON applications TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON screenings TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON leases TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON signatures TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON tenancies TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON bookings TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON guests TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON charges TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON invoices TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON payments TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON refunds TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON accounting_entries TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON workorders TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON inspections TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON assets TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON vendors TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON purchase_orders TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON documents TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON tasks TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON messages TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON events TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON reports TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON webhooks TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON webhook_deliveries TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON flow_tokens TO gable_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ledger_lines TO gable_app;
+
+DROP POLICY tenant_wall ON organizations;
+CREATE POLICY tenant_wall ON organizations USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON companies;
+CREATE POLICY tenant_wall ON companies USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON users;
+CREATE POLICY tenant_wall ON users USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON roles;
+CREATE POLICY tenant_wall ON roles USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON owners;
+CREATE POLICY tenant_wall ON owners USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON properties;
+CREATE POLICY tenant_wall ON properties USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON buildings;
+CREATE POLICY tenant_wall ON buildings USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON units;
+CREATE POLICY tenant_wall ON units USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON rooms;
+CREATE POLICY tenant_wall ON rooms USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON beds;
+CREATE POLICY tenant_wall ON beds USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON listings;
+CREATE POLICY tenant_wall ON listings USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON leads;
+CREATE POLICY tenant_wall ON leads USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON viewings;
+CREATE POLICY tenant_wall ON viewings USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON applications;
+CREATE POLICY tenant_wall ON applications USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON screenings;
+CREATE POLICY tenant_wall ON screenings USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON leases;
+CREATE POLICY tenant_wall ON leases USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON signatures;
+CREATE POLICY tenant_wall ON signatures USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON tenancies;
+CREATE POLICY tenant_wall ON tenancies USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON bookings;
+CREATE POLICY tenant_wall ON bookings USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON guests;
+CREATE POLICY tenant_wall ON guests USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON charges;
+CREATE POLICY tenant_wall ON charges USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON invoices;
+CREATE POLICY tenant_wall ON invoices USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON payments;
+CREATE POLICY tenant_wall ON payments USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON refunds;
+CREATE POLICY tenant_wall ON refunds USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON accounting_entries;
+CREATE POLICY tenant_wall ON accounting_entries USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON workorders;
+CREATE POLICY tenant_wall ON workorders USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON inspections;
+CREATE POLICY tenant_wall ON inspections USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON assets;
+CREATE POLICY tenant_wall ON assets USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON vendors;
+CREATE POLICY tenant_wall ON vendors USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON purchase_orders;
+CREATE POLICY tenant_wall ON purchase_orders USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON documents;
+CREATE POLICY tenant_wall ON documents USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON tasks;
+CREATE POLICY tenant_wall ON tasks USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON messages;
+CREATE POLICY tenant_wall ON messages USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON events;
+CREATE POLICY tenant_wall ON events USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON reports;
+CREATE POLICY tenant_wall ON reports USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON webhooks;
+CREATE POLICY tenant_wall ON webhooks USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON webhook_deliveries;
+CREATE POLICY tenant_wall ON webhook_deliveries USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON flow_tokens;
+CREATE POLICY tenant_wall ON flow_tokens USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);
+DROP POLICY tenant_wall ON ledger_lines;
+CREATE POLICY tenant_wall ON ledger_lines USING (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean) WITH CHECK (tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean);

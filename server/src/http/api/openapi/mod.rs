@@ -1,0 +1,371 @@
+//! The OpenAPI 3.1 description of the `/v1` API, generated from the collection registry
+//! (DESIGN.md §3–§5, §9) and served, without credentials, at `GET /v1/openapi.json` on both
+//! listeners.
+//!
+//! Nothing here is written per collection: every path, parameter and schema comes from
+//! `domain::collections::COLLECTIONS` and the same helpers the handlers use, so the
+//! description cannot drift from what the server accepts:
+//!
+//! - which operations exist: `Collection::refuse`, as the handlers ask it;
+//! - what a create/update body may carry: `domain::validate::{create_fields, update_fields}`;
+//! - what a response record holds: the order of `domain::record::Record::to_json`;
+//! - which list parameters exist: `domain::list` (sortable/filterable fields, limits);
+//! - statuses and codes: `Error::status_and_code`.
+//!
+//! It describes only what the server does today: one credential (API keys as bearer
+//! tokens), and for each operation only the statuses a request can actually get
+//! (`tests/tests/openapi_served.rs` provokes every one of them on a running server).
+//!
+//! One module per concern: `schemas` (records, write bodies, envelopes), `paths`
+//! (operations and parameters), `errors` (the error body, the shared error responses and
+//! which statuses each operation documents), `events` (the `webhooks` section). This one
+//! assembles the document and holds what the others share.
+//!
+//! The document is built with utoipa's builders. utoipa 5 cannot express a few things, which
+//! are added to the serialised JSON afterwards: `components.parameters` and
+//! `components.headers` (`hoist_shared`: utoipa has neither map, and its operations cannot
+//! hold a `$ref` parameter or header), JSON Schema's `dependentRequired` and `anyOf` of
+//! `required` lists (`schemas::add_cross_field_rules`), and the `webhooks` section
+//! (`events::add_webhooks`).
+
+mod errors;
+mod events;
+mod paths;
+mod schemas;
+
+use std::sync::{Mutex, OnceLock};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Map, Value as Json};
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::tag::TagBuilder;
+use utoipa::openapi::{
+    Components, ComponentsBuilder, InfoBuilder, KnownFormat, ObjectBuilder, OpenApiBuilder, Ref, RefOr, ResponseBuilder, Schema,
+    SchemaFormat, ServerBuilder, Tag, Type,
+};
+
+use crate::domain::collections::COLLECTIONS;
+use crate::domain::list::{DEFAULT_LIMIT, MAX_LIMIT};
+use crate::domain::registry::{Collection, WriteOp};
+use crate::error::Error;
+use crate::http::version;
+use crate::state::ApiState;
+
+/// `GET /v1/openapi.json`: the description for the listener it is asked on (its `servers`
+/// entry is that listener's public address). Public, like any API reference.
+pub async fn serve(State(st): State<ApiState>) -> Response {
+    match rendered(st.public_url()) {
+        Ok(body) => (
+            [
+                (header::CONTENT_TYPE, "application/json"),
+                // Readable by API explorers hosted elsewhere; it holds nothing secret.
+                (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+            ],
+            body,
+        )
+            .into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The document, serialised once per public address. A process has two listeners, but a test
+/// process may start many servers, so only the few most recent are kept.
+fn rendered(public_url: &str) -> Result<Bytes, Error> {
+    const KEEP: usize = 4;
+    static CACHE: OnceLock<Mutex<Vec<(String, Bytes)>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let hit = cache.lock().ok().and_then(|c| c.iter().find(|(url, _)| url == public_url).map(|(_, b)| b.clone()));
+    if let Some(body) = hit {
+        return Ok(body);
+    }
+    let body = Bytes::from(serde_json::to_vec(&document(public_url)).map_err(Error::internal)?);
+    if let Ok(mut c) = cache.lock() {
+        if c.len() >= KEEP {
+            c.remove(0);
+        }
+        c.push((public_url.to_string(), body.clone()));
+    }
+    Ok(body)
+}
+
+/// The whole OpenAPI 3.1 document for a listener whose base address is `public_url`
+/// (without `/v1`; the paths carry it).
+pub fn document(public_url: &str) -> Json {
+    let api = OpenApiBuilder::new()
+        .info(InfoBuilder::new().title("Gable API").version(version::CURRENT).description(Some(api_description())).build())
+        .servers(Some([ServerBuilder::new()
+            .url(public_url)
+            .description(Some("This listener's base address: production (live keys) or sandbox (test keys)."))
+            .build()]))
+        .paths(paths::paths())
+        .components(Some(components()))
+        .tags(Some(tags()))
+        .build();
+    let mut doc = serde_json::to_value(&api).expect("an OpenAPI document serialises to JSON");
+    hoist_shared(&mut doc);
+    schemas::add_cross_field_rules(&mut doc);
+    events::add_webhooks(&mut doc);
+    doc
+}
+
+fn api_description() -> String {
+    format!(
+        "The JSON API of Gable, a tenant-scoped property operations platform: {n} collections, each \
+         with the same list, retrieve, create, update and delete operations where they apply.\n\n\
+         **Environments.** Production and the sandbox have their own base addresses; a `gbl_live_…` \
+         key works only on production, a `gbl_test_…` key only on the sandbox \
+         (`401 key_environment_mismatch` otherwise). Every record carries `livemode`.\n\n\
+         **Responses.** Every success is an envelope `{{object, data, meta: {{request_id, next_cursor, \
+         has_more}}}}`; every error is `{{error: {{code, message, request_id, param?, details?}}}}`. \
+         Every response has a `Request-Id` header and echoes `Gable-Version`.\n\n\
+         **Lists.** `limit` (1–{max}, default {default}), opaque `cursor` from `meta.next_cursor`, \
+         `sort` (comma-separated keys, `-` for descending, `id` breaks ties), `fields[<collection>]` \
+         (sparse fieldset; `id` and `object` are always returned) and `filter[<field>]` / \
+         `filter[<field>][<op>]` with `eq ne gt gte lt lte in nin exists`. Unknown or unsupported \
+         parameters are `400`, never ignored.\n\n\
+         **Writes.** Unknown fields are refused (`400 validation_failed` naming the field). Money is a \
+         decimal amount in the major unit of the record's ISO 4217 `currency`, never with more \
+         decimals than the currency has. Statuses governed by a state machine are read-only.\n\n\
+         **Versions.** `/v1` in the path; `Gable-Version: YYYY-MM-DD` pins a dated version (current: \
+         `{version}`).",
+        n = COLLECTIONS.len(),
+        max = MAX_LIMIT,
+        default = DEFAULT_LIMIT,
+        version = version::CURRENT,
+    )
+}
+
+fn tags() -> Vec<Tag> {
+    let mut tags = vec![TagBuilder::new().name("meta").description(Some("The API description itself.")).build()];
+    tags.extend(COLLECTIONS.iter().map(|c| TagBuilder::new().name(c.name).description(Some(c.doc)).build()));
+    tags
+}
+
+fn components() -> Components {
+    let b = ComponentsBuilder::new().schema("Error", errors::error_schema()).security_scheme(API_KEY, api_key_scheme());
+    errors::responses(schemas::register(b)).build()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Credentials
+// ---------------------------------------------------------------------------------------------
+
+/// The name of the one security scheme: what `http::auth::Credential` accepts.
+const API_KEY: &str = "api_key";
+
+fn api_key_scheme() -> SecurityScheme {
+    SecurityScheme::Http(
+        HttpBuilder::new()
+            .scheme(HttpAuthScheme::Bearer)
+            .bearer_format("gbl_live_… | gbl_test_…")
+            .description(Some(
+                "An API key as a bearer token: `Authorization: Bearer gbl_live_…` on production, \
+                 `gbl_test_…` on the sandbox (a key works only on its own environment's address). \
+                 Keys are created in the console, shown once, and carry their own scopes: \
+                 lists and retrievals need `{collection}:read`; creates, updates, deletes and \
+                 actions need `{collection}:write`.",
+            ))
+            .build(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names and shared pieces
+// ---------------------------------------------------------------------------------------------
+
+/// `purchase_order` → `PurchaseOrder`: the component name of a collection's record.
+fn pascal(object: &str) -> String {
+    object
+        .split('_')
+        .map(|w| {
+            let mut cs = w.chars();
+            cs.next().map(|c| c.to_ascii_uppercase().to_string() + cs.as_str()).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// `purchase_order` → `a purchase order`, for summaries.
+fn a_record(c: &Collection) -> String {
+    let words = c.object.replace('_', " ");
+    let article = if words.starts_with(['a', 'e', 'i', 'o']) { "an" } else { "a" };
+    format!("{article} {words}")
+}
+
+fn schema_ref(name: &str) -> RefOr<Schema> {
+    RefOr::Ref(Ref::from_schema_name(name))
+}
+
+/// Whether the API offers a write on a collection: exactly when the handler does not refuse it.
+fn offers(c: &Collection, w: WriteOp) -> bool {
+    c.refuse(w).is_none()
+}
+
+/// `Request-Id` and `Gable-Version` are on every response (`request_id` and `version` layers);
+/// `hoist_shared` turns these into references to `components.headers`.
+fn with_standard_headers(r: ResponseBuilder) -> ResponseBuilder {
+    r.header(
+        "Request-Id",
+        HeaderBuilder::new()
+            .schema(ObjectBuilder::new().schema_type(Type::String).format(Some(SchemaFormat::Custom("uuid".into()))))
+            .description(Some("Identifies the request; quote it when contacting support."))
+            .build(),
+    )
+    .header(
+        "Gable-Version",
+        HeaderBuilder::new()
+            .schema(ObjectBuilder::new().schema_type(Type::String).format(Some(SchemaFormat::KnownFormat(KnownFormat::Date))))
+            .description(Some("The dated API version that served the request."))
+            .build(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared parameters and headers, hoisted into components (utoipa cannot reference them)
+// ---------------------------------------------------------------------------------------------
+
+/// Parameters defined once in `components.parameters` and referenced everywhere:
+/// (name, in, component key).
+const SHARED_PARAMETERS: &[(&str, &str, &str)] =
+    &[("Gable-Version", "header", "GableVersion"), ("limit", "query", "limit"), ("cursor", "query", "cursor")];
+/// Response headers defined once in `components.headers`.
+const SHARED_HEADERS: &[&str] = &["Request-Id", "Gable-Version"];
+
+/// Moves the shared parameters and response headers, built inline, into
+/// `components.parameters` / `components.headers` and leaves `$ref`s in their place. An
+/// occurrence that differs from the first one stays inline, so nothing is ever lost.
+fn hoist_shared(doc: &mut Json) {
+    let mut parameters = Map::new();
+    let mut headers = Map::new();
+    if let Some(paths) = doc.get_mut("paths").and_then(Json::as_object_mut) {
+        for item in paths.values_mut().filter_map(Json::as_object_mut) {
+            // Operations are the entries with responses (not `summary`, `parameters`, …).
+            for op in item.values_mut().filter(|v| v.get("responses").is_some()) {
+                if let Some(ps) = op.get_mut("parameters").and_then(Json::as_array_mut) {
+                    for p in ps {
+                        hoist_parameter(p, &mut parameters);
+                    }
+                }
+                if let Some(rs) = op.get_mut("responses").and_then(Json::as_object_mut) {
+                    for r in rs.values_mut() {
+                        hoist_headers(r, &mut headers);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(components) = doc.get_mut("components").and_then(Json::as_object_mut) {
+        if let Some(rs) = components.get_mut("responses").and_then(Json::as_object_mut) {
+            for r in rs.values_mut() {
+                hoist_headers(r, &mut headers);
+            }
+        }
+        components.insert("parameters".into(), Json::Object(parameters));
+        components.insert("headers".into(), Json::Object(headers));
+    }
+}
+
+fn hoist_parameter(p: &mut Json, shared: &mut Map<String, Json>) {
+    let (name, location) = (p.get("name").and_then(Json::as_str), p.get("in").and_then(Json::as_str));
+    let Some(&(_, _, key)) = SHARED_PARAMETERS.iter().find(|(n, l, _)| Some(*n) == name && Some(*l) == location) else {
+        return;
+    };
+    if shared.get(key).is_some_and(|first| first != p) {
+        return;
+    }
+    let definition = std::mem::replace(p, json!({ "$ref": format!("#/components/parameters/{key}") }));
+    shared.entry(key).or_insert(definition);
+}
+
+fn hoist_headers(response: &mut Json, shared: &mut Map<String, Json>) {
+    let Some(hs) = response.get_mut("headers").and_then(Json::as_object_mut) else { return };
+    for name in SHARED_HEADERS {
+        let Some(h) = hs.get_mut(*name) else { continue };
+        if shared.get(*name).is_some_and(|first| first != h) {
+            continue;
+        }
+        let definition = std::mem::replace(h, json!({ "$ref": format!("#/components/headers/{name}") }));
+        shared.entry(name.to_string()).or_insert(definition);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The document as a whole; each module's tests check its own part against the code that
+    //! serves requests.
+
+    use std::collections::HashSet;
+
+    use serde_json::{json, Value as Json};
+
+    use super::*;
+
+    pub(super) fn doc() -> Json {
+        document("http://127.0.0.1:8080")
+    }
+
+    /// Resolves a local `$ref` (`#/a/b`) against the document.
+    pub(super) fn resolve<'a>(doc: &'a Json, v: &'a Json) -> &'a Json {
+        match v.get("$ref").and_then(Json::as_str) {
+            Some(r) => resolve(doc, doc.pointer(r.trim_start_matches('#')).unwrap_or_else(|| panic!("unresolved {r}"))),
+            None => v,
+        }
+    }
+
+    fn walk_refs(doc: &Json, v: &Json) {
+        match v {
+            Json::Object(m) => {
+                if let Some(r) = m.get("$ref").and_then(Json::as_str) {
+                    assert!(doc.pointer(r.trim_start_matches('#')).is_some(), "unresolved $ref {r}");
+                }
+                m.values().for_each(|x| walk_refs(doc, x));
+            }
+            Json::Array(a) => a.iter().for_each(|x| walk_refs(doc, x)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn covers_every_collection_with_unique_operations_and_resolvable_refs() {
+        let d = doc();
+        assert_eq!(d["openapi"], "3.1.0");
+        assert_eq!(d["info"]["version"], version::CURRENT);
+        assert_eq!(d["servers"][0]["url"], "http://127.0.0.1:8080");
+        let mut ids = HashSet::new();
+        for item in d["paths"].as_object().unwrap().values() {
+            for op in item.as_object().unwrap().values().filter(|v| v.get("responses").is_some()) {
+                let id = op["operationId"].as_str().unwrap();
+                assert!(ids.insert(id.to_string()), "operationId {id} twice");
+            }
+        }
+        for c in COLLECTIONS {
+            let p = &d["paths"][format!("/v1/{}", c.name)];
+            assert!(p["get"].is_object(), "{} has no list", c.name);
+            assert_eq!(p["post"].is_object(), offers(c, WriteOp::Create), "{}", c.name);
+            let r = &d["paths"][format!("/v1/{}/{{id}}", c.name)];
+            assert!(r["get"].is_object());
+            assert_eq!(r["patch"].is_object(), offers(c, WriteOp::Update), "{}", c.name);
+            assert_eq!(r["delete"].is_object(), offers(c, WriteOp::Delete), "{}", c.name);
+        }
+        assert_eq!(d["paths"]["/v1/openapi.json"]["get"]["security"], json!([]));
+        walk_refs(&d, &d);
+    }
+
+    /// Only the API key scheme exists, and every operation that needs a credential names it
+    /// (and nothing else): OAuth comes with its own issue.
+    #[test]
+    fn the_only_credential_is_the_api_key() {
+        let d = doc();
+        let schemes = d["components"]["securitySchemes"].as_object().unwrap();
+        assert_eq!(schemes.keys().collect::<Vec<_>>(), vec![API_KEY]);
+        for (path, item) in d["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap().iter().filter(|(_, v)| v.get("responses").is_some()) {
+                let want = if path == "/v1/openapi.json" { json!([]) } else { json!([{ API_KEY: [] }]) };
+                assert_eq!(op["security"], want, "{method} {path}");
+            }
+        }
+    }
+}

@@ -1,0 +1,755 @@
+//! Schemas: what a record looks like (responses), what create and update bodies may carry
+//! (requests), the envelopes around them, and the structured values inside them. Each is
+//! derived from the collection's registry entry, as `domain::validate` checks bodies and
+//! `domain::record` renders records.
+
+use serde_json::{json, Map, Value as Json};
+use utoipa::openapi::schema::{AdditionalProperties, AnyOfBuilder, SchemaType};
+use utoipa::openapi::{ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, RefOr, Schema, SchemaFormat, Type};
+
+use super::{a_record, offers, pascal, schema_ref};
+use crate::domain::collections::COLLECTIONS;
+use crate::domain::ledger::ACCOUNTS;
+use crate::domain::registry::{Access, Collection, Default as D, Field, JsonShape, Rule, Ty, WriteOp};
+use crate::domain::validate;
+
+/// Every shared schema and every collection's: records, envelopes, write bodies.
+pub(super) fn register(mut b: ComponentsBuilder) -> ComponentsBuilder {
+    b = b
+        .schema("Meta", meta_schema())
+        .schema("Deleted", deleted_schema())
+        .schema("DeletedEnvelope", envelope(ObjectBuilder::new().schema_type(Type::String), schema_ref("Deleted"), None))
+        .schema("Metadata", metadata_schema());
+    for shape in [JsonShape::Address, JsonShape::People, JsonShape::LedgerLines, JsonShape::OrderLines, JsonShape::InspectionItems] {
+        let (name, schema) = shape_item_schema(shape);
+        b = b.schema(name, schema);
+    }
+    for c in COLLECTIONS {
+        b = collection_schemas(b, c);
+    }
+    b
+}
+
+/// The secret a collection's create response carries and never shows again:
+/// (property, description). `resources::create` adds it to the record.
+pub(super) fn secret_on_create(c: &Collection) -> Option<(&'static str, &'static str)> {
+    c.secret.map(|s| (s.field, s.doc))
+}
+
+/// Every schema of one collection: the record, its envelopes and its write bodies.
+fn collection_schemas(mut b: ComponentsBuilder, c: &'static Collection) -> ComponentsBuilder {
+    let name = pascal(c.object);
+    let object_value = || ObjectBuilder::new().schema_type(Type::String).enum_values(Some([c.object]));
+    b = b
+        .schema(&name, record_schema(c, None))
+        .schema(format!("{name}Envelope"), envelope(object_value(), schema_ref(&name), None))
+        .schema(
+            format!("{name}List"),
+            envelope(
+                ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["list"])),
+                ArrayBuilder::new().items(schema_ref(&name)).into(),
+                Some(format!("A page of {}.", c.name)),
+            ),
+        );
+    if offers(c, WriteOp::Create) {
+        b = b.schema(format!("{name}Create"), create_schema(c));
+        if let Some(secret) = secret_on_create(c) {
+            b = b
+                .schema(format!("{name}Created"), record_schema(c, Some(secret)))
+                .schema(format!("{name}CreatedEnvelope"), envelope(object_value(), schema_ref(&format!("{name}Created")), None));
+        }
+    }
+    if offers(c, WriteOp::Update) {
+        b = b.schema(format!("{name}Update"), update_schema(c));
+    }
+    b
+}
+
+fn envelope(object: ObjectBuilder, data: RefOr<Schema>, description: Option<String>) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(description)
+        .property("object", object.description(Some("What `data` is.")))
+        .property("data", data)
+        .property("meta", schema_ref("Meta"))
+        .required("object")
+        .required("data")
+        .required("meta")
+}
+
+fn meta_schema() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property("request_id", uuid().description(Some("Identifies the request.")))
+        .property(
+            "next_cursor",
+            ObjectBuilder::new()
+                .schema_type([Type::String, Type::Null].into_iter().collect::<SchemaType>())
+                .description(Some("Pass as `cursor` for the next page; null when there is none.")),
+        )
+        .property("has_more", ObjectBuilder::new().schema_type(Type::Boolean).description(Some("Whether more results follow.")))
+        .required("request_id")
+        .required("next_cursor")
+        .required("has_more")
+}
+
+fn deleted_schema() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property("id", uuid())
+        .property("object", ObjectBuilder::new().schema_type(Type::String))
+        .property("deleted", ObjectBuilder::new().schema_type(Type::Boolean).enum_values(Some([true])))
+        .required("id")
+        .required("object")
+        .required("deleted")
+}
+
+/// As `domain::value::metadata` checks it.
+fn metadata_schema() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some("Your own key-value pairs: at most 50 keys of 1 to 40 characters, string values of at most 500."))
+        .max_properties(Some(50))
+        .property_names(Some(ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)).max_length(Some(40))))
+        .additional_properties(Some(ObjectBuilder::new().schema_type(Type::String).max_length(Some(500))))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Records and bodies
+// ---------------------------------------------------------------------------------------------
+
+/// Which side of the API a schema describes: what clients send, or what Gable returns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Side {
+    Request,
+    Response,
+}
+
+pub(super) fn uuid() -> ObjectBuilder {
+    ObjectBuilder::new().schema_type(Type::String).format(Some(SchemaFormat::Custom("uuid".into())))
+}
+
+fn date_time() -> ObjectBuilder {
+    ObjectBuilder::new().schema_type(Type::String).format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+}
+
+/// A record as `Record::to_json` renders it: system fields, every field in order, metadata.
+/// Only `id` and `object` are required, because a sparse fieldset may leave out the rest.
+fn record_schema(c: &Collection, secret: Option<(&str, &str)>) -> ObjectBuilder {
+    let mut o = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some(format!("{} Every property is present unless a sparse fieldset (`fields[{}]`) leaves it out.", c.doc, c.name)))
+        .property("id", uuid().description(Some("Unique id.")))
+        .property("object", ObjectBuilder::new().schema_type(Type::String).enum_values(Some([c.object])))
+        .property(
+            "livemode",
+            ObjectBuilder::new().schema_type(Type::Boolean).description(Some("`true` in production, `false` in the sandbox.")),
+        )
+        .property("created_at", date_time().description(Some("When the record was created (RFC 3339, UTC).")))
+        .property("updated_at", date_time().description(Some("When the record last changed (RFC 3339, UTC).")))
+        .required("id")
+        .required("object");
+    for f in c.fields {
+        o = o.property(f.name, field_schema(f, Side::Response));
+    }
+    if c.metadata {
+        o = o.property("metadata", schema_ref("Metadata"));
+    }
+    if let Some((name, description)) = secret {
+        o = o.property(name, ObjectBuilder::new().schema_type(Type::String).description(Some(description))).required(name);
+    }
+    o
+}
+
+/// Exactly what `validate::create` accepts: the writable fields, the required ones required,
+/// nothing else. Every cross-field rule is in the description; those JSON Schema can say are
+/// also added to the schema by `add_cross_field_rules`.
+fn create_schema(c: &Collection) -> ObjectBuilder {
+    let mut o = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some(format!("Creates {}.{}", a_record(c), rules_text(c))))
+        .additional_properties(Some(AdditionalProperties::FreeForm(false)));
+    for f in validate::create_fields(c) {
+        o = o.property(f.name, field_schema(f, Side::Request));
+        if f.required && f.access != Access::ReadOnly {
+            o = o.required(f.name);
+        }
+    }
+    if c.metadata {
+        o = o.property("metadata", nullable(schema_ref("Metadata")));
+    }
+    o
+}
+
+/// Exactly what `validate::update` accepts: the changeable fields, all optional, at least one.
+fn update_schema(c: &Collection) -> ObjectBuilder {
+    let create_only: Vec<String> = c.fields.iter().filter(|f| f.access == Access::CreateOnly).map(|f| format!("`{}`", f.name)).collect();
+    let fixed =
+        if create_only.is_empty() { String::new() } else { format!(" Set at creation only, never changed: {}.", create_only.join(", ")) };
+    let money = if c.has_money() { " Changing `currency` needs every amount on the record given again in the same request." } else { "" };
+    let mut o = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some(format!("The fields to change; `null` removes an optional value.{fixed}{money}{}", rules_text(c))))
+        .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+        .min_properties(Some(1));
+    for f in validate::update_fields(c) {
+        o = o.property(f.name, field_schema(f, Side::Request));
+    }
+    if c.metadata {
+        o = o.property("metadata", nullable(schema_ref("Metadata")));
+    }
+    o
+}
+
+/// The collection's cross-field rules, in words.
+fn rules_text(c: &Collection) -> String {
+    let mut text = String::new();
+    for rule in c.rules {
+        text.push(' ');
+        text.push_str(&match rule {
+            Rule::OneOf(names) => {
+                let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                format!("At least one of {} is required.", names.join(", "))
+            }
+            Rule::After { earlier, later } => format!("`{later}` must be after `{earlier}`."),
+            Rule::Balanced(field) => format!(
+                "`{field}` must balance: at least two lines, each with exactly one of `debit` or `credit` above \
+                 zero, and debits equal to credits."
+            ),
+            Rule::SameProperty(field) => format!("`{field}` must belong to the same property as this record."),
+        });
+    }
+    text
+}
+
+/// One field's schema: its type's, described, with its default, nullable where the
+/// field can be absent (not required and without a default, as `Field::nullable` says).
+pub(super) fn field_schema(f: &Field, side: Side) -> RefOr<Schema> {
+    let mut schema = ty_schema(f.ty, side);
+    if f.nullable() {
+        schema = nullable(schema);
+    }
+    let mut description = f.doc.to_string();
+    let reference = match f.ty {
+        Ty::Ref(target) => format!("Id of a record of `{target}`."),
+        Ty::RefList(target) => format!("Ids of records of `{target}`."),
+        _ => String::new(),
+    };
+    if !reference.is_empty() {
+        description = if description.is_empty() { reference } else { format!("{reference} {description}") };
+    }
+    // Rules that differ between live mode and the sandbox, which one schema serves both.
+    if let Some(env) = f.env.describe() {
+        description = if description.is_empty() { env } else { format!("{description} {env}") };
+    }
+    let default = match (side, f.default) {
+        (Side::Request, D::Str(s)) => Some(json!(s)),
+        (Side::Request, D::Int(i)) => Some(json!(i)),
+        (Side::Request, D::Bool(b)) => Some(json!(b)),
+        (Side::Request, D::Zero) => Some(json!(0)),
+        _ => None,
+    };
+    annotate(schema, (!description.is_empty()).then_some(description), default)
+}
+
+/// Sets a description and default on a schema, whatever kind it is.
+fn annotate(schema: RefOr<Schema>, description: Option<String>, default: Option<Json>) -> RefOr<Schema> {
+    match schema {
+        RefOr::T(Schema::Object(mut o)) => {
+            o.description = description.or(o.description);
+            o.default = default.or(o.default);
+            RefOr::T(Schema::Object(o))
+        }
+        RefOr::T(Schema::Array(mut a)) => {
+            a.description = description.or(a.description);
+            a.default = default.or(a.default);
+            RefOr::T(Schema::Array(a))
+        }
+        RefOr::T(Schema::AnyOf(mut a)) => {
+            a.description = description.or(a.description);
+            a.default = default.or(a.default);
+            RefOr::T(Schema::AnyOf(a))
+        }
+        RefOr::Ref(mut r) => {
+            if let Some(d) = description {
+                r.description = d;
+            }
+            RefOr::Ref(r)
+        }
+        other => other,
+    }
+}
+
+/// Adds `null` to a schema: to its `type` (and `enum`), or, for a reference, as an
+/// alternative (`anyOf: [$ref, {type: null}]`, which generators read as "nullable").
+fn nullable(schema: RefOr<Schema>) -> RefOr<Schema> {
+    fn with_null(t: SchemaType) -> SchemaType {
+        match t {
+            SchemaType::Type(t) => [t, Type::Null].into_iter().collect(),
+            SchemaType::Array(mut ts) => {
+                ts.push(Type::Null);
+                SchemaType::Array(ts)
+            }
+            SchemaType::AnyValue => SchemaType::AnyValue,
+        }
+    }
+    match schema {
+        RefOr::T(Schema::Object(mut o)) => {
+            o.schema_type = with_null(o.schema_type);
+            if let Some(values) = o.enum_values.as_mut() {
+                values.push(Json::Null);
+            }
+            RefOr::T(Schema::Object(o))
+        }
+        RefOr::T(Schema::Array(mut a)) => {
+            a.schema_type = with_null(a.schema_type);
+            RefOr::T(Schema::Array(a))
+        }
+        other => AnyOfBuilder::new().item(other).item(ObjectBuilder::new().schema_type(Type::Null)).into(),
+    }
+}
+
+/// The schema of a value of a type, as `domain::value::from_json` checks it (requests) and
+/// `domain::value::to_json` renders it (responses).
+pub(super) fn ty_schema(ty: Ty, side: Side) -> RefOr<Schema> {
+    let string = || ObjectBuilder::new().schema_type(Type::String);
+    match ty {
+        Ty::Str { max } => string().max_length(Some(max)).into(),
+        Ty::Text => string().max_length(Some(10_000)).into(),
+        Ty::Email => string().format(Some(SchemaFormat::KnownFormat(KnownFormat::Email))).max_length(Some(320)).into(),
+        Ty::Url => string()
+            .format(Some(SchemaFormat::Custom("uri".into())))
+            .pattern(Some("^https?://"))
+            .max_length(Some(2048))
+            .description(Some("An absolute http or https URL."))
+            .into(),
+        Ty::Origin => string()
+            .format(Some(SchemaFormat::Custom("uri".into())))
+            .pattern(Some(r"^https?://[^/?#]+/?$"))
+            .max_length(Some(2048))
+            .description(Some("An origin: scheme, host and optional port, e.g. `https://www.example.com`."))
+            .into(),
+        Ty::Enum(values) => string().enum_values(Some(values.iter().copied())).into(),
+        Ty::Int { min, max } => ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+            .minimum(Some(min))
+            .maximum(Some(max))
+            .into(),
+        Ty::Num { min, max } => ObjectBuilder::new().schema_type(Type::Number).minimum(Some(min)).maximum(Some(max)).into(),
+        Ty::Money => money_schema(side),
+        Ty::Currency => string().pattern(Some("^[A-Z]{3}$")).description(Some("An ISO 4217 currency code, e.g. `USD`.")).into(),
+        Ty::Bool => ObjectBuilder::new().schema_type(Type::Boolean).into(),
+        Ty::Date => string().format(Some(SchemaFormat::KnownFormat(KnownFormat::Date))).into(),
+        Ty::DateTime => date_time().into(),
+        Ty::Ref(_) | Ty::Uuid => uuid().into(),
+        Ty::StrList { max_items } => {
+            ArrayBuilder::new().items(string().min_length(Some(1)).max_length(Some(100))).max_items(Some(max_items)).into()
+        }
+        Ty::RefList(_) => ArrayBuilder::new().items(uuid()).max_items(Some(100)).into(),
+        Ty::Json(JsonShape::Object) => {
+            ObjectBuilder::new().schema_type(Type::Object).description(Some("A JSON object (at most 64 KiB).")).into()
+        }
+        Ty::Json(JsonShape::Address) => schema_ref(shape_item_schema(JsonShape::Address).0),
+        Ty::Json(shape) => {
+            let (item, _) = shape_item_schema(shape);
+            // People, ledger lines and order lines must not be empty.
+            let min = matches!(shape, JsonShape::People | JsonShape::LedgerLines | JsonShape::OrderLines).then_some(1);
+            ArrayBuilder::new().items(schema_ref(item)).min_items(min).max_items(Some(200)).into()
+        }
+        Ty::Metadata => schema_ref("Metadata"),
+    }
+}
+
+/// Money: a decimal amount in the currency's major unit. Gable renders it as a number; a
+/// client may send a number or a decimal string (exact, whatever its JSON library does).
+fn money_schema(side: Side) -> RefOr<Schema> {
+    let text = "A decimal amount in the major unit of the record's `currency` (e.g. `1250.50`), with no more \
+                decimals than the currency has.";
+    match side {
+        Side::Response => ObjectBuilder::new().schema_type(Type::Number).minimum(Some(0)).description(Some(text)).into(),
+        Side::Request => ObjectBuilder::new()
+            .schema_type([Type::Number, Type::String].into_iter().collect::<SchemaType>())
+            .minimum(Some(0))
+            .exclusive_maximum(Some(1.0e12))
+            .pattern(Some(r"^[0-9]+(\.[0-9]+)?$"))
+            .description(Some(format!("{text} A JSON number or a decimal string.")))
+            .into(),
+    }
+}
+
+/// The component schema of a structured field's value (or of one item of a list), with the
+/// keys and required keys `domain::value::shape_check` enforces. Values are strings of at most
+/// 500 characters unless noted.
+fn shape_item_schema(shape: JsonShape) -> (&'static str, ObjectBuilder) {
+    let text = || ObjectBuilder::new().schema_type(Type::String).max_length(Some(500));
+    let amount = || {
+        ObjectBuilder::new()
+            .schema_type([Type::Number, Type::String].into_iter().collect::<SchemaType>())
+            .minimum(Some(0))
+            .pattern(Some(r"^[0-9]+(\.[0-9]+)?$"))
+            .description(Some("A decimal amount in the major unit, as a number or a decimal string."))
+    };
+    let closed = || ObjectBuilder::new().schema_type(Type::Object).additional_properties(Some(AdditionalProperties::FreeForm(false)));
+    match shape {
+        JsonShape::Address => (
+            "Address",
+            closed()
+                .description(Some("A postal address."))
+                .property("line1", text())
+                .property("line2", text())
+                .property("city", text())
+                .property("region", text())
+                .property("postal_code", text())
+                .property("country", text().pattern(Some("^[A-Z]{2}$")).description(Some("ISO 3166-1 alpha-2 code, e.g. `US`.")))
+                .required("line1")
+                .required("city")
+                .required("country"),
+        ),
+        JsonShape::People => (
+            "Person",
+            closed()
+                .description(Some("A person named on a record."))
+                .property("name", text())
+                .property("email", text())
+                .property("phone", text())
+                .required("name"),
+        ),
+        JsonShape::LedgerLines => (
+            "LedgerLine",
+            closed()
+                .description(Some("One line of a journal entry: exactly one of `debit` and `credit` above zero."))
+                .property("account", ObjectBuilder::new().schema_type(Type::String).enum_values(Some(ACCOUNTS.iter().copied())))
+                .property("debit", amount())
+                .property("credit", amount())
+                .required("account")
+                .required("debit")
+                .required("credit"),
+        ),
+        JsonShape::OrderLines => (
+            "OrderLine",
+            closed()
+                .description(Some("One line of a purchase order."))
+                .property("description", text())
+                .property("quantity", ObjectBuilder::new().schema_type(Type::Number).exclusive_minimum(Some(0)))
+                .property("unit_amount", amount())
+                .required("description")
+                .required("quantity")
+                .required("unit_amount"),
+        ),
+        JsonShape::InspectionItems => (
+            "InspectionItem",
+            closed()
+                .description(Some("One checked item of an inspection."))
+                .property("name", text())
+                .property("condition", text())
+                .property("notes", text())
+                .required("name"),
+        ),
+        JsonShape::Object => ("JsonObject", ObjectBuilder::new().schema_type(Type::Object)),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cross-field rules JSON Schema can say, added to the JSON (utoipa's object builder has no
+// `anyOf` beside `properties`, and no `dependentRequired`)
+// ---------------------------------------------------------------------------------------------
+
+/// Adds to each `*Create` schema the rules of `validate::create` that JSON Schema can state,
+/// so validators and generated clients know them, not only readers of the description:
+///
+/// - `Rule::OneOf`: `anyOf` of one `required` list per field, each also not `null` (the
+///   server counts a `null` as absent);
+/// - `Rule::Balanced`: `minItems: 2` on the lines (that debits equal credits is arithmetic
+///   over the items, which JSON Schema cannot do);
+/// - an amount given where `currency` is optional needs `currency` (`dependentRequired`).
+///
+/// `Rule::After` compares two values of the body, and `Rule::SameProperty` needs the stored
+/// record a field names; JSON Schema can say neither, so they stay in words only. `*Update`
+/// schemas get none of these: the server checks the rules on the record as it will be
+/// after the change, which depends on stored values a schema cannot see.
+pub(super) fn add_cross_field_rules(doc: &mut Json) {
+    for c in COLLECTIONS.iter().filter(|c| offers(c, WriteOp::Create)) {
+        let Some(schema) = doc.pointer_mut(&format!("/components/schemas/{}Create", pascal(c.object))).and_then(Json::as_object_mut) else {
+            continue;
+        };
+        let mut any_of = vec![];
+        for rule in c.rules {
+            match rule {
+                Rule::OneOf(names) => any_of.push(json!({
+                    "anyOf": names
+                        .iter()
+                        .map(|n| json!({ "required": [n], "properties": { *n: { "not": { "type": "null" } } } }))
+                        .collect::<Vec<_>>()
+                })),
+                Rule::Balanced(field) => {
+                    if let Some(lines) = schema.get_mut("properties").and_then(|p| p.get_mut(*field)).and_then(Json::as_object_mut) {
+                        lines.insert("minItems".into(), json!(2));
+                    }
+                }
+                // Not expressible: see above.
+                Rule::After { .. } | Rule::SameProperty(_) => {}
+            }
+        }
+        // One rule is the schema's own `anyOf`; several must all hold, so each is one `allOf` item.
+        match any_of.len() {
+            0 => {}
+            1 => {
+                schema.insert("anyOf".into(), any_of.remove(0)["anyOf"].take());
+            }
+            _ => {
+                schema.insert("allOf".into(), Json::Array(any_of));
+            }
+        }
+        let currency_optional = c.field("currency").is_some_and(|f| !f.required);
+        let deps: Map<String, Json> =
+            validate::create_fields(c).filter(|f| f.ty == Ty::Money).map(|f| (f.name.to_string(), json!(["currency"]))).collect();
+        if currency_optional && !deps.is_empty() {
+            schema.insert("dependentRequired".into(), Json::Object(deps));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Bodies made from the create/update schemas alone (no registry knowledge beyond the
+    //! rules JSON Schema cannot say) must validate, and the rules the schemas do state must be
+    //! the ones `validate::create` enforces.
+
+    use chrono::Utc;
+    use serde_json::{json, Map, Value as Json};
+
+    use super::super::tests::{doc, resolve};
+    use super::*;
+    use crate::domain::record::Record;
+
+    /// Bodies are validated as the sandbox does: one schema serves both listeners, and what
+    /// live mode refuses besides (sandbox-only fields, http URLs) is said in words.
+    const SANDBOX: bool = false;
+
+    /// Builds a body from a schema alone. `full`: every property; otherwise the required
+    /// ones. `nulls`: nullable optional properties are sent as `null`.
+    struct Sampler<'a> {
+        doc: &'a Json,
+        counter: i64,
+    }
+
+    impl Sampler<'_> {
+        fn value(&mut self, s: &Json, full: bool, nulls: bool) -> Json {
+            let s = resolve(self.doc, s);
+            // A bare `anyOf` of alternatives (a nullable reference); an object's `anyOf` of
+            // required lists is handled with its properties.
+            if let (Some(first), None) = (s.get("anyOf").and_then(|a| a.get(0)), s.get("type")) {
+                return self.value(first, full, nulls);
+            }
+            if let Some(d) = s.get("default") {
+                return d.clone();
+            }
+            if let Some(first) = s.get("enum").and_then(|e| e.get(0)) {
+                return first.clone();
+            }
+            let types: Vec<&str> = match &s["type"] {
+                Json::String(t) => vec![t.as_str()],
+                Json::Array(ts) => ts.iter().filter_map(Json::as_str).collect(),
+                _ => vec![],
+            };
+            self.counter += 1;
+            let n = self.counter;
+            match (types.first().copied(), s["format"].as_str()) {
+                (Some("object"), _) => self.object(s, full, nulls),
+                (Some("array"), _) => {
+                    let min = s["minItems"].as_u64().unwrap_or(0).max(1) as usize;
+                    Json::Array((0..min).map(|_| self.value(&s["items"], full, nulls)).collect())
+                }
+                (_, Some("uuid")) => json!(uuid::Uuid::now_v7().to_string()),
+                // Increasing, so "later" fields in declaration order come after "earlier" ones.
+                (_, Some("date")) => json!(format!("2026-01-{:02}", 1 + n % 28)),
+                (_, Some("date-time")) => json!(format!("2026-01-01T{:02}:00:00Z", n % 24)),
+                (_, Some("email")) => json!("someone@example.com"),
+                (_, Some("uri")) => json!("https://www.example.com"),
+                (Some("integer"), _) => s.get("minimum").cloned().unwrap_or(json!(1)),
+                (Some("number"), _) => {
+                    let min = s["minimum"].as_f64().or(s["exclusiveMinimum"].as_f64().map(|m| m + 1.0)).unwrap_or(1.0);
+                    json!(min + 12.5)
+                }
+                (Some("boolean"), _) => json!(true),
+                _ if s["pattern"] == "^[A-Z]{3}$" => json!("USD"),
+                _ if s["pattern"] == "^[A-Z]{2}$" => json!("US"),
+                _ => json!("text"),
+            }
+        }
+
+        fn object(&mut self, s: &Json, full: bool, nulls: bool) -> Json {
+            let required: Vec<&str> = s["required"].as_array().into_iter().flatten().filter_map(Json::as_str).collect();
+            let mut out = Map::new();
+            for (k, p) in s["properties"].as_object().into_iter().flatten() {
+                let rp = resolve(self.doc, p);
+                let can_null = rp["type"].as_array().is_some_and(|t| t.contains(&json!("null")))
+                    || rp["anyOf"].as_array().is_some_and(|a| a.contains(&json!({"type": "null"})));
+                if required.contains(&k.as_str()) || full {
+                    out.insert(k.clone(), self.value(p, full, nulls));
+                } else if nulls && can_null {
+                    out.insert(k.clone(), Json::Null);
+                }
+            }
+            // `anyOf` of required lists: satisfy the first alternative if none is.
+            let groups: Vec<&Json> = match (s.get("anyOf"), s["allOf"].as_array()) {
+                (Some(a), _) => vec![a],
+                (None, Some(all)) => all.iter().map(|x| &x["anyOf"]).collect(),
+                _ => vec![],
+            };
+            for alternatives in groups.into_iter().filter_map(Json::as_array) {
+                let names = |alt: &Json| {
+                    alt["required"].as_array().into_iter().flatten().filter_map(Json::as_str).map(String::from).collect::<Vec<_>>()
+                };
+                if !alternatives.iter().any(|alt| names(alt).iter().all(|n| out.get(n).is_some_and(|v| !v.is_null()))) {
+                    for n in names(&alternatives[0]) {
+                        let v = self.value(&s["properties"][&n], full, false);
+                        out.insert(n, v);
+                    }
+                }
+            }
+            // JSON Schema `dependentRequired`: a present key brings its dependencies.
+            for (k, deps) in s["dependentRequired"].as_object().into_iter().flatten() {
+                if out.contains_key(k) {
+                    for dep in deps.as_array().into_iter().flatten().filter_map(Json::as_str) {
+                        if !out.contains_key(dep) || out[dep].is_null() {
+                            let v = self.value(&s["properties"][dep], full, false);
+                            out.insert(dep.into(), v);
+                        }
+                    }
+                }
+            }
+            Json::Object(out)
+        }
+    }
+
+    /// The rules JSON Schema cannot say (they are in the schema's description), applied the
+    /// way a reader of that description would.
+    fn apply_rules(c: &Collection, body: &mut Json) {
+        for rule in c.rules {
+            if let Rule::Balanced(field) = rule {
+                body[field] = json!([
+                    { "account": "cash", "debit": 100.5, "credit": 0 },
+                    { "account": "rent_income", "debit": 0, "credit": 100.5 },
+                ]);
+            }
+        }
+    }
+
+    /// A stored record to update: it already satisfies the "one of" rules, as any stored record does.
+    fn current(c: &Collection) -> Record {
+        let mut values = std::collections::HashMap::new();
+        for rule in c.rules {
+            if let Rule::OneOf(names) = rule {
+                values.insert(names[0], crate::domain::value::Val::Uuid(uuid::Uuid::now_v7()));
+            }
+        }
+        // A stored record has its currency (create-only on some collections, so an
+        // update body cannot give it).
+        if c.field("currency").is_some_and(|f| f.required) {
+            values.insert("currency", crate::domain::value::Val::Str("USD".into()));
+        }
+        Record { id: uuid::Uuid::now_v7(), livemode: false, created_at: Utc::now(), updated_at: Utc::now(), values, metadata: None }
+    }
+
+    #[test]
+    fn bodies_made_from_the_write_schemas_are_accepted() {
+        let d = doc();
+        // A fresh sampler per body, so its dates and times increase within the body.
+        let sampler = || Sampler { doc: &d, counter: 0 };
+        for c in COLLECTIONS {
+            let name = pascal(c.object);
+            if offers(c, WriteOp::Create) {
+                let schema = &d["components"]["schemas"][format!("{name}Create")];
+                for (full, nulls) in [(false, false), (true, false), (false, true)] {
+                    let mut body = sampler().value(schema, full, nulls);
+                    apply_rules(c, &mut body);
+                    if let Err(e) = validate::create(c, &body, SANDBOX) {
+                        panic!("{name}Create refuses a body built from its schema: {e}\n{body:#}");
+                    }
+                }
+            }
+            if offers(c, WriteOp::Update) {
+                let schema = &d["components"]["schemas"][format!("{name}Update")];
+                let body = sampler().value(schema, true, false);
+                if body.as_object().is_some_and(|o| !o.is_empty()) {
+                    if let Err(e) = validate::update(c, &body, &current(c), SANDBOX) {
+                        panic!("{name}Update refuses a body built from its schema: {e}\n{body:#}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn write_schemas_are_closed_and_list_only_writable_fields() {
+        let d = doc();
+        for c in COLLECTIONS.iter().filter(|c| offers(c, WriteOp::Create)) {
+            let s = &d["components"]["schemas"][format!("{}Create", pascal(c.object))];
+            assert_eq!(s["additionalProperties"], json!(false));
+            for f in c.fields.iter().filter(|f| f.access == Access::ReadOnly) {
+                assert!(s["properties"].get(f.name).is_none(), "{}.{} is read-only", c.name, f.name);
+            }
+        }
+    }
+
+    /// "At least one of" is an `anyOf` of `required` lists, and it means what the server
+    /// does: each alternative alone is accepted; none of them, or only `null`s, is refused.
+    #[test]
+    fn one_of_rules_are_any_of_required_lists() {
+        let d = doc();
+        let mut seen = 0;
+        for c in COLLECTIONS.iter().filter(|c| offers(c, WriteOp::Create)) {
+            let schema = &d["components"]["schemas"][format!("{}Create", pascal(c.object))];
+            for rule in c.rules {
+                let Rule::OneOf(names) = rule else { continue };
+                seen += 1;
+                let alternatives: Vec<Vec<&str>> = schema["anyOf"]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{}Create has no anyOf for {names:?}", pascal(c.object)))
+                    .iter()
+                    .map(|alt| alt["required"].as_array().unwrap().iter().filter_map(Json::as_str).collect())
+                    .collect();
+                assert_eq!(alternatives, names.iter().map(|n| vec![*n]).collect::<Vec<_>>(), "{}", c.name);
+                let mut base = Sampler { doc: &d, counter: 0 }.value(schema, false, false);
+                for n in names.iter() {
+                    base.as_object_mut().unwrap().remove(*n);
+                }
+                for n in names.iter() {
+                    let mut body = base.clone();
+                    body[*n] = json!(uuid::Uuid::now_v7().to_string());
+                    assert!(validate::create(c, &body, SANDBOX).is_ok(), "{}: {n} alone is refused: {body}", c.name);
+                }
+                assert!(validate::create(c, &base, SANDBOX).is_err(), "{}: none of {names:?} is accepted", c.name);
+                let mut nulls = base.clone();
+                for n in names.iter() {
+                    nulls[*n] = Json::Null;
+                }
+                assert!(validate::create(c, &nulls, SANDBOX).is_err(), "{}: only nulls for {names:?} is accepted", c.name);
+                for (alt, n) in schema["anyOf"].as_array().unwrap().iter().zip(names.iter()) {
+                    assert_eq!(alt["properties"][*n]["not"], json!({"type": "null"}), "{}: {n}", c.name);
+                }
+            }
+        }
+        assert!(seen >= 3, "charges, invoices and viewings have one-of rules; found {seen}");
+    }
+
+    /// A balanced entry needs two lines: the schema says so, and one line is refused.
+    #[test]
+    fn balanced_lines_need_two_items() {
+        let d = doc();
+        for c in COLLECTIONS.iter().filter(|c| offers(c, WriteOp::Create)) {
+            for rule in c.rules {
+                let Rule::Balanced(field) = rule else { continue };
+                let schema = &d["components"]["schemas"][format!("{}Create", pascal(c.object))];
+                assert_eq!(schema["properties"][*field]["minItems"], json!(2), "{}.{field}", c.name);
+                let mut body = Sampler { doc: &d, counter: 0 }.value(schema, false, false);
+                apply_rules(c, &mut body);
+                assert!(validate::create(c, &body, SANDBOX).is_ok(), "{}: {body}", c.name);
+                body[*field].as_array_mut().unwrap().truncate(1);
+                assert!(validate::create(c, &body, SANDBOX).is_err(), "{}: one line is accepted", c.name);
+            }
+        }
+    }
+}

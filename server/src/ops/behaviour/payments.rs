@@ -1,0 +1,99 @@
+//! Payments: money received. A payment against an invoice takes the invoice's currency
+//! and needs it open; succeeding posts cash against receivables and settles the
+//! invoice; reversing undoes both. A payment with refunds cannot be reversed.
+//!
+//! In live mode a payment records money received outside Gable (cash, a cheque, a bank
+//! transfer), and `succeed` is staff confirming it arrived; the sandbox simulates the
+//! outcome with `scenario`. The field rules for that are in `domain::collections`.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value as Json};
+
+use super::{blocked, changes, col, new_value, nonzero_amount, referenced, Behaviour, NewRecord};
+use crate::domain::ledger;
+use crate::domain::record::Record;
+use crate::domain::registry::Collection;
+use crate::domain::validate::Changes;
+use crate::domain::value::Val;
+use crate::domain::workflow::Action;
+use crate::error::{Error, Result};
+use crate::ops::{postings, Work};
+use crate::store::records;
+
+pub(super) struct Payments;
+
+#[async_trait]
+impl Behaviour for Payments {
+    async fn before_create(&self, w: &mut Work, _c: &'static Collection, new: &mut NewRecord) -> Result<()> {
+        nonzero_amount(new)?;
+        let Some(invoice_id) = new_value(new, "invoice_id").as_uuid() else { return Ok(()) };
+        let invoice = referenced(w, "invoice_id", col("invoices"), invoice_id).await?;
+        if invoice.status() != "open" {
+            return Err(Error::validation(
+                "invoice_id",
+                format!("the invoice is {}; only an open invoice takes payments", invoice.status()),
+            ));
+        }
+        if invoice.currency() != new_value(new, "currency").as_str() {
+            return Err(Error::validation(
+                "currency",
+                format!("must be the invoice's currency, {}", invoice.currency().unwrap_or_default()),
+            ));
+        }
+        Ok(())
+    }
+
+    async fn prepare(
+        &self,
+        w: &mut Work,
+        c: &'static Collection,
+        a: &Action,
+        current: &Record,
+        _body: &Map<String, Json>,
+        _ch: &mut Changes,
+    ) -> Result<()> {
+        if a.name == "reverse" {
+            let system = w.system.clone();
+            let refunds = records::find(&mut w.tx, &system, col("refunds"), &[("payment_id", Val::Uuid(current.id))]).await?;
+            if refunds.iter().any(|r| r.status() != "failed") {
+                return Err(blocked(c, a, current, "a payment with refunds cannot be reversed; its refunds already return money".into()));
+            }
+        }
+        Ok(())
+    }
+
+    async fn follow(&self, w: &mut Work, c: &'static Collection, a: &Action, _before: &Record, after: &Record) -> Result<()> {
+        let amount = after.money("amount");
+        match a.name {
+            "succeed" => {
+                postings::post_for(w, c, after, ledger::payment(amount), w.now.date_naive(), "payment received").await?;
+                settle_invoice(w, after, amount).await
+            }
+            "reverse" => {
+                postings::reverse_posting_of(w, c, after, "payment reversed").await?;
+                settle_invoice(w, after, -amount).await
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A payment settles its invoice (a negative amount unsettles it, on reversal).
+async fn settle_invoice(w: &mut Work, payment: &Record, amount: i64) -> Result<()> {
+    let Some(invoice_id) = payment.get("invoice_id").as_uuid() else { return Ok(()) };
+    let invoices = col("invoices");
+    let system = w.system.clone();
+    records::modify(&mut w.tx, &system, invoices, invoice_id, w.now, |inv| {
+        let paid = inv.money("amount_paid") + amount;
+        let mut ch = changes([("amount_paid", Val::Money(paid))]);
+        let settled = paid >= inv.money("amount_due");
+        match inv.status() {
+            "open" if settled => ch.values.insert("status", Val::Str("paid".into())),
+            "paid" if !settled => ch.values.insert("status", Val::Str("open".into())),
+            _ => None,
+        };
+        Ok(ch)
+    })
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,35 @@
+//! Reports: a requested run, computed by the report worker (`jobs::reports`), which
+//! this wakes once the request commits.
+
+use async_trait::async_trait;
+
+use super::{col, new_value, referenced, Behaviour, NewRecord};
+use crate::domain::record::Record;
+use crate::domain::registry::Collection;
+use crate::domain::reports::Parameters;
+use crate::error::Result;
+use crate::ops::Work;
+
+pub(super) struct Reports;
+
+#[async_trait]
+impl Behaviour for Reports {
+    /// `parameters.property_id` names a property.
+    fn create_answers(&self) -> &'static [u16] {
+        &[404]
+    }
+
+    async fn before_create(&self, w: &mut Work, _c: &'static Collection, new: &mut NewRecord) -> Result<()> {
+        let params = Parameters::parse(&new_value(new, "parameters"))?;
+        if let Some(p) = params.property_id {
+            referenced(w, "parameters.property_id", col("properties"), p).await?;
+        }
+        Ok(())
+    }
+
+    async fn after_create(&self, w: &mut Work, _c: &'static Collection, _rec: &Record) -> Result<()> {
+        let queued = w.signals.reports_queued.clone();
+        w.wake.push(queued);
+        Ok(())
+    }
+}

@@ -1,0 +1,69 @@
+//! Live mode is live (issue 8 point 3): rules that differ by environment are checked
+//! with the environment known. Webhook URLs and flow origins use https in live mode
+//! (the sandbox also takes http); `scenario` is for the sandbox only; a live payment
+//! records money received outside Gable (cash, cheque, bank transfer, other), and its
+//! `succeed` is staff confirming that the money arrived.
+
+use gable_tests::{both, TestApp};
+use serde_json::json;
+
+async fn live_rules_differ_from_the_sandbox(app: &TestApp) {
+    let t = app.tenant("A").await;
+    let (live_key, test_key) = (t.live_key.as_str(), t.test_key.as_str());
+    let live = |method: &'static str, path: String, body| async move { app.call_on(true, live_key, method, &path, Some(body)).await };
+    let sandbox = |method: &'static str, path: String, body| async move { app.call_on(false, test_key, method, &path, Some(body)).await };
+    let webhook = |url: &str| json!({ "url": url, "events": ["*"] });
+
+    // Webhook URLs: https in live mode, on create and on update.
+    let r = live("POST", "/v1/webhooks".into(), webhook("http://hooks.example.com/gable")).await;
+    r.assert_error(400, "validation_failed");
+    assert_eq!(r.param(), "url");
+    let r = live("POST", "/v1/webhooks".into(), webhook("https://hooks.example.com/gable")).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.body["data"]["id"].as_str().unwrap().to_string();
+    let r = live("PATCH", format!("/v1/webhooks/{id}"), json!({ "url": "http://hooks.example.com/other" })).await;
+    r.assert_error(400, "validation_failed");
+    assert_eq!(r.param(), "url");
+    let r = sandbox("POST", "/v1/webhooks".into(), webhook("http://localhost:9000/gable")).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+
+    // Flow origins likewise.
+    let r = live("POST", "/v1/flow-tokens".into(), json!({ "flow": "booking", "origin": "http://shop.example.com" })).await;
+    r.assert_error(400, "validation_failed");
+    assert_eq!(r.param(), "origin");
+    let r = live("POST", "/v1/flow-tokens".into(), json!({ "flow": "booking", "origin": "https://shop.example.com" })).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert!(r.body["data"]["token"].as_str().unwrap().starts_with("gft_"), "the token is shown once, on create");
+    let r = sandbox("POST", "/v1/flow-tokens".into(), json!({ "flow": "booking", "origin": "http://localhost:3000" })).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+
+    // Payments: a scenario is a sandbox rehearsal; live mode records real money.
+    let before = app.count_rows("payments").await;
+    let r =
+        live("POST", "/v1/payments".into(), json!({ "amount": 10, "currency": "USD", "method": "cash", "scenario": "succeeded" })).await;
+    r.assert_error(400, "validation_failed");
+    assert_eq!(r.param(), "scenario");
+    // Gable processes no cards or ACH debits: a live card payment cannot be recorded.
+    for body in [json!({ "amount": 10, "currency": "USD" }), json!({ "amount": 10, "currency": "USD", "method": "ach" })] {
+        let r = live("POST", "/v1/payments".into(), body).await;
+        r.assert_error(400, "validation_failed");
+        assert_eq!(r.param(), "method");
+    }
+    assert_eq!(app.count_rows("payments").await, before, "refused payments wrote nothing");
+    let r = live("POST", "/v1/payments".into(), json!({ "amount": 10, "currency": "USD", "method": "check" })).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.body["data"]["livemode"], true);
+    let id = r.body["data"]["id"].as_str().unwrap().to_string();
+    let r = live("POST", format!("/v1/payments/{id}/succeed"), json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["data"]["status"], "succeeded");
+    // Staff confirm with `payments:write`; a read-only key cannot.
+    let reader = app.key(t.id, true, &["*:read"], None).await;
+    let r = app.call_on(true, &reader, "POST", "/v1/payments", Some(json!({ "amount": 5, "currency": "USD", "method": "cash" }))).await;
+    r.assert_error(403, "insufficient_scope");
+
+    let r = sandbox("POST", "/v1/payments".into(), json!({ "amount": 10, "currency": "USD", "scenario": "failed" })).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.body["data"]["scenario"], "failed");
+}
+both!(live_rules_differ_from_the_sandbox);
