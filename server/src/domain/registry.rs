@@ -320,9 +320,11 @@ pub enum WriteOp {
 
 /// Fields every record has, managed by Gable, in the order records render them.
 pub const SYSTEM_FIELDS: &[&str] = &["id", "object", "livemode", "created_at", "updated_at"];
-/// The system fields stored as columns of every collection table (`object` is the
-/// collection's own, not stored).
-pub const STORED_SYSTEM_FIELDS: &[&str] = &["id", "livemode", "created_at", "updated_at"];
+/// The system fields stored as columns of every collection table: all but `object`,
+/// which is the collection's own.
+pub fn stored_system_fields() -> impl Iterator<Item = &'static str> {
+    SYSTEM_FIELDS.iter().copied().filter(|f| *f != "object")
+}
 
 /// The system fields lists filter and sort on, as registry fields.
 pub static ID: Field = Field::new("id", Ty::Uuid).sort();

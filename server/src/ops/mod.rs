@@ -266,7 +266,7 @@ impl Work {
         let current = records::fetch(&mut self.tx, &scope, c, id, true).await?;
         let mut ch = machine.apply(c, a, &current, body, self.now)?;
         let b = behaviour::of(c);
-        b.prepare(self, c, a, &current, body, &mut ch).await?;
+        b.prepare(self, &behaviour::Step { c, a, current: &current, body }, &mut ch).await?;
         let (before, after) = records::write_changes(&mut self.tx, &scope, c, current, ch, self.now).await?;
         behaviour::emit_action_events(self, c, a, &before, &after, None).await?;
         b.follow(self, c, a, &before, &after).await?;

@@ -12,7 +12,7 @@ use super::{Dialect, Intent, Row, Store, Tx};
 use crate::domain::collections::collection;
 use crate::domain::list::{ListQuery, Op};
 use crate::domain::record::Record;
-use crate::domain::registry::{Collection, PropertyPath, Rule, Ty, STORED_SYSTEM_FIELDS};
+use crate::domain::registry::{stored_system_fields, Collection, PropertyPath, Rule, Ty};
 use crate::domain::validate::Changes;
 use crate::domain::value::{format_datetime, Val};
 use crate::error::{Error, Result};
@@ -95,7 +95,7 @@ fn property_cond(d: Dialect, c: &Collection, scope: &Scope) -> Option<Cond> {
 }
 
 fn columns(c: &Collection) -> Vec<Alias> {
-    let mut v: Vec<Alias> = STORED_SYSTEM_FIELDS.iter().map(|n| Alias::new(*n)).collect();
+    let mut v: Vec<Alias> = stored_system_fields().map(Alias::new).collect();
     if c.metadata {
         v.push(Alias::new("metadata"));
     }

@@ -16,9 +16,6 @@ use crate::domain::registry::{Collection, Field, Ty};
 pub const TENANT_WALL: &str = "tenant_id = NULLIF(current_setting('gable.tenant_id', true), '')::uuid \
      AND livemode = NULLIF(current_setting('gable.livemode', true), '')::boolean";
 
-/// Columns every collection table has besides its fields.
-pub const SYSTEM_COLUMNS: &[&str] = &["tenant_id", "livemode", "id", "created_at", "updated_at"];
-
 /// Extra, never-rendered columns of a collection: the hash of its secret, if it has one.
 pub fn hidden_columns(c: &Collection) -> Vec<(&'static str, &'static str)> {
     c.secret.iter().map(|s| (s.hash_column, "TEXT")).collect()

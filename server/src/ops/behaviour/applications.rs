@@ -4,12 +4,10 @@
 use async_trait::async_trait;
 use serde_json::{Map, Value as Json};
 
-use super::{col, related, Behaviour};
+use super::{col, related, Behaviour, Step};
 use crate::domain::record::Record;
-use crate::domain::registry::Collection;
 use crate::domain::validate::{self, Changes};
 use crate::domain::value::{to_json, Val};
-use crate::domain::workflow::Action;
 use crate::error::{Error, Result};
 use crate::ops::Work;
 use crate::store::records;
@@ -21,17 +19,9 @@ pub(super) struct Applications;
 
 #[async_trait]
 impl Behaviour for Applications {
-    async fn prepare(
-        &self,
-        w: &mut Work,
-        _c: &'static Collection,
-        a: &Action,
-        current: &Record,
-        body: &Map<String, Json>,
-        ch: &mut Changes,
-    ) -> Result<()> {
-        if a.name == "convert" {
-            let lease = convert(w, current, body).await?;
+    async fn prepare(&self, w: &mut Work, s: &Step<'_>, ch: &mut Changes) -> Result<()> {
+        if s.a.name == "convert" {
+            let lease = convert(w, s.current, s.body).await?;
             ch.values.insert("lease_id", Val::Uuid(lease.id));
         }
         Ok(())

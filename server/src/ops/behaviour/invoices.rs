@@ -3,14 +3,12 @@
 //! (see `payments`).
 
 use async_trait::async_trait;
-use serde_json::{Map, Value as Json};
 
-use super::{blocked, col, in_parent_currency, Behaviour, NewRecord};
+use super::{blocked, col, in_parent_currency, Behaviour, NewRecord, Step};
 use crate::domain::record::Record;
 use crate::domain::registry::Collection;
 use crate::domain::validate::Changes;
 use crate::domain::value::Val;
-use crate::domain::workflow::Action;
 use crate::error::{Error, Result};
 use crate::ops::Work;
 use crate::store::records;
@@ -33,21 +31,13 @@ impl Behaviour for Invoices {
         Ok(())
     }
 
-    async fn prepare(
-        &self,
-        w: &mut Work,
-        c: &'static Collection,
-        a: &Action,
-        current: &Record,
-        _body: &Map<String, Json>,
-        _ch: &mut Changes,
-    ) -> Result<()> {
-        if a.name == "void" {
+    async fn prepare(&self, w: &mut Work, s: &Step<'_>, _ch: &mut Changes) -> Result<()> {
+        if s.a.name == "void" {
             let system = w.system.clone();
-            let payments = records::find(&mut w.tx, &system, col("payments"), &[("invoice_id", Val::Uuid(current.id))]).await?;
+            let payments = records::find(&mut w.tx, &system, col("payments"), &[("invoice_id", Val::Uuid(s.current.id))]).await?;
             if let Some(p) = payments.iter().find(|p| matches!(p.status(), "pending" | "succeeded")) {
                 let why = format!("the invoice has a {} payment ({}); fail or reverse it before voiding the invoice", p.status(), p.id);
-                return Err(blocked(c, a, current, why));
+                return Err(blocked(s, why));
             }
         }
         Ok(())

@@ -50,6 +50,15 @@ pub(super) struct NewRecord {
     pub secret: Option<String>,
 }
 
+/// An action about to change its record: the collection, the action, the record as
+/// locked by the operation, and the action's body.
+pub(super) struct Step<'a> {
+    pub c: &'static Collection,
+    pub a: &'a Action,
+    pub current: &'a Record,
+    pub body: &'a Map<String, Json>,
+}
+
 /// The hooks of a collection's operations. Every hook runs inside the operation's
 /// transaction; the defaults do nothing.
 #[async_trait]
@@ -78,15 +87,7 @@ pub(super) trait Behaviour: Sync {
     }
     /// Before an action changes its record: checks that need other records, the fields
     /// the action fills in, and the records it makes first.
-    async fn prepare(
-        &self,
-        _w: &mut Work,
-        _c: &'static Collection,
-        _a: &Action,
-        _current: &Record,
-        _body: &Map<String, Json>,
-        _ch: &mut Changes,
-    ) -> Result<()> {
+    async fn prepare(&self, _w: &mut Work, _s: &Step<'_>, _ch: &mut Changes) -> Result<()> {
         Ok(())
     }
     /// After an action changed its record (and its events): what it causes elsewhere.
@@ -171,11 +172,11 @@ async fn in_parent_currency(w: &mut Work, new: &NewRecord) -> Result<()> {
 }
 
 /// A refusal because of another record's state, in the shape of a state error.
-fn blocked(c: &Collection, a: &Action, current: &Record, why: String) -> Error {
-    let allowed: Vec<String> = machine(c.name)
-        .map(|m| m.allowed(current.status()).into_iter().filter(|n| *n != a.name).map(String::from).collect())
+fn blocked(s: &Step<'_>, why: String) -> Error {
+    let allowed: Vec<String> = machine(s.c.name)
+        .map(|m| m.allowed(s.current.status()).into_iter().filter(|n| *n != s.a.name).map(String::from).collect())
         .unwrap_or_default();
-    Error::InvalidStateTransition { message: why, current: current.status().to_string(), allowed }
+    Error::InvalidStateTransition { message: why, current: s.current.status().to_string(), allowed }
 }
 
 /// The events a new record emits.
@@ -210,7 +211,7 @@ async fn step(w: &mut Work, c: &'static Collection, action: &str, id: Uuid, prop
     let current = related(w, c, id).await?;
     let none = Map::new();
     let mut ch = m.apply(c, a, &current, &none, w.now)?;
-    of(c).prepare(w, c, a, &current, &none, &mut ch).await?;
+    of(c).prepare(w, &Step { c, a, current: &current, body: &none }, &mut ch).await?;
     let system = w.system.clone();
     let (before, after) = records::write_changes(&mut w.tx, &system, c, current, ch, w.now).await?;
     emit_action_events(w, c, a, &before, &after, property).await?;

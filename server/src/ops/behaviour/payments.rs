@@ -7,9 +7,8 @@
 //! outcome with `scenario`. The field rules for that are in `domain::collections`.
 
 use async_trait::async_trait;
-use serde_json::{Map, Value as Json};
 
-use super::{blocked, changes, col, new_value, nonzero_amount, referenced, Behaviour, NewRecord};
+use super::{blocked, changes, col, new_value, nonzero_amount, referenced, Behaviour, NewRecord, Step};
 use crate::domain::ledger;
 use crate::domain::record::Record;
 use crate::domain::registry::Collection;
@@ -43,20 +42,12 @@ impl Behaviour for Payments {
         Ok(())
     }
 
-    async fn prepare(
-        &self,
-        w: &mut Work,
-        c: &'static Collection,
-        a: &Action,
-        current: &Record,
-        _body: &Map<String, Json>,
-        _ch: &mut Changes,
-    ) -> Result<()> {
-        if a.name == "reverse" {
+    async fn prepare(&self, w: &mut Work, s: &Step<'_>, _ch: &mut Changes) -> Result<()> {
+        if s.a.name == "reverse" {
             let system = w.system.clone();
-            let refunds = records::find(&mut w.tx, &system, col("refunds"), &[("payment_id", Val::Uuid(current.id))]).await?;
+            let refunds = records::find(&mut w.tx, &system, col("refunds"), &[("payment_id", Val::Uuid(s.current.id))]).await?;
             if refunds.iter().any(|r| r.status() != "failed") {
-                return Err(blocked(c, a, current, "a payment with refunds cannot be reversed; its refunds already return money".into()));
+                return Err(blocked(s, "a payment with refunds cannot be reversed; its refunds already return money".into()));
             }
         }
         Ok(())

@@ -1,9 +1,8 @@
 //! Signatures: signed only while their lease is sent; the last one signed signs the lease.
 
 use async_trait::async_trait;
-use serde_json::{Map, Value as Json};
 
-use super::{blocked, changes, col, related, Behaviour};
+use super::{blocked, changes, col, related, Behaviour, Step};
 use crate::domain::record::Record;
 use crate::domain::registry::Collection;
 use crate::domain::validate::Changes;
@@ -18,22 +17,14 @@ pub(super) struct Signatures;
 
 #[async_trait]
 impl Behaviour for Signatures {
-    async fn prepare(
-        &self,
-        w: &mut Work,
-        c: &'static Collection,
-        a: &Action,
-        current: &Record,
-        _body: &Map<String, Json>,
-        _ch: &mut Changes,
-    ) -> Result<()> {
-        if a.name == "sign" {
+    async fn prepare(&self, w: &mut Work, s: &Step<'_>, _ch: &mut Changes) -> Result<()> {
+        if s.a.name == "sign" {
             // Locks the lease: signatures of one lease are signed one after another.
-            let lease_id = current.get("lease_id").as_uuid().unwrap_or_default();
+            let lease_id = s.current.get("lease_id").as_uuid().unwrap_or_default();
             let lease = related(w, col("leases"), lease_id).await?;
             if lease.status() != "sent" {
                 let why = format!("the lease is {}; its signatures can be signed once it is sent", lease.status());
-                return Err(blocked(c, a, current, why));
+                return Err(blocked(s, why));
             }
         }
         Ok(())
