@@ -54,6 +54,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("") view=pages::Overview/>
                     <Route path=path!("service-accounts") view=pages::ServiceAccountsPage/>
                     <Route path=path!("service-accounts/:id") view=pages::ServiceAccountPage/>
+                    <Route path=path!("webhooks") view=pages::webhooks::WebhooksPage/>
+                    <Route path=path!("webhooks/:id") view=pages::webhooks::WebhookPage/>
+                    <Route path=path!("webhooks/:id/deliveries/:delivery") view=pages::webhooks::DeliveryPage/>
                     <Route path=path!("team") view=pages::TeamPage/>
                 </ParentRoute>
             </Routes>

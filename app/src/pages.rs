@@ -11,6 +11,8 @@ use leptos_router::hooks::use_params_map;
 use crate::api::*;
 use crate::service::{ApiKeyView, CreatedKey, Me};
 
+pub mod webhooks;
+
 /// A server function's error in words (without the framework's prefix).
 fn err_text(e: &ServerFnError) -> String {
     match e {
@@ -112,6 +114,7 @@ pub fn ConsoleLayout() -> impl IntoView {
                         <nav class="mainnav" aria-label="Console">
                             <A href="/console" exact=true>"Overview"</A>
                             <A href="/console/service-accounts">"API access"</A>
+                            <A href="/console/webhooks">"Webhooks"</A>
                             <A href="/console/team">"Team"</A>
                         </nav>
                         <div class="session">
@@ -168,6 +171,11 @@ pub fn Overview() -> impl IntoView {
                     }
                 })}
             </Suspense>
+        </section>
+        <section class="card">
+            <h2>"Webhooks"</h2>
+            <p>"Have Gable tell your software when something happens: a lease signed, a payment received, a work order completed."</p>
+            <A href="/console/webhooks" attr:class="button">"Webhooks"</A>
         </section>
         <section class="card">
             <h2>"Your team"</h2>

@@ -205,8 +205,10 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         }
         Command::Serve(_) => {
             let store = open(&store_args).await?;
+            let postgres = store.dialect() == Dialect::Postgres;
+            let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, postgres)?;
             let first_run = store.count_tenants().await? == 0;
-            let app = Application::build(store, &config.serve()).await?;
+            let app = Application::build(store, &config.serve(), key).await?;
             let settings = app.state.settings.clone();
             if first_run {
                 let store = &app.state.store;
@@ -343,6 +345,21 @@ mod tests {
         // Commands other than serve read the store settings the same way.
         let migrate = resolve(&["migrate"], Some(FILE), &[("GABLE_DATA_DIR", "/env/data")]).unwrap();
         assert_eq!((migrate.data_dir.to_str(), migrate.database_url.as_deref()), (Some("/env/data"), Some("postgres://file/db")));
+    }
+
+    #[test]
+    fn the_webhook_allow_list_comes_from_each_layer() {
+        let cidrs = |c: &Config| c.webhook_allow_cidrs.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert!(resolve(&["serve"], None, &[]).unwrap().webhook_allow_cidrs.is_empty(), "nothing is allowed by default");
+        let file = "webhook_allow_cidrs = [\"127.0.0.0/8\", \"::1\"]";
+        assert_eq!(cidrs(&resolve(&["serve"], Some(file), &[]).unwrap()), ["127.0.0.0/8", "::1/128"]);
+        let env = [("GABLE_WEBHOOK_ALLOW_CIDRS", "10.0.0.0/8, fd00::/8")];
+        assert_eq!(cidrs(&resolve(&["serve"], Some(file), &env).unwrap()), ["10.0.0.0/8", "fd00::/8"]);
+        let flags = resolve(&["serve", "--webhook-allow-cidrs", "127.0.0.0/8,192.168.0.0/16"], Some(file), &env).unwrap();
+        assert_eq!(cidrs(&flags), ["127.0.0.0/8", "192.168.0.0/16"]);
+        let bad = format!("{:#}", resolve(&["serve"], None, &[("GABLE_WEBHOOK_ALLOW_CIDRS", "10.0.0.0/33")]).unwrap_err());
+        assert!(bad.contains("10.0.0.0/33") && bad.contains("GABLE_WEBHOOK_ALLOW_CIDRS"), "{bad}");
+        assert!(resolve(&["serve", "--webhook-allow-cidrs", "nonsense"], None, &[]).is_err());
     }
 
     #[test]

@@ -22,12 +22,13 @@ const DEFAULT_SANDBOX_ADDR: &str = "127.0.0.1:8081";
 const DEFAULT_DATA_DIR: &str = "./gable-data";
 const DEFAULT_SITE_ROOT: &str = "target/site";
 const DEFAULT_SCHEDULER_INTERVAL_SECS: u64 = 60;
+const DEFAULT_DELIVERY_CONCURRENCY: usize = 64;
 
 /// The environment variable of each setting. The names predate the file (and
 /// `DATABASE_URL`, `LEPTOS_SITE_ROOT` are what other tools already set), so they are
 /// listed rather than derived from a prefix; other `GABLE_*` variables (`GABLE_LOG`,
 /// the test harness's) are not settings.
-pub const ENVIRONMENT: [(&str, &str); 9] = [
+pub const ENVIRONMENT: [(&str, &str); 12] = [
     ("addr", "GABLE_ADDR"),
     ("sandbox_addr", "GABLE_SANDBOX_ADDR"),
     ("public_url", "GABLE_PUBLIC_URL"),
@@ -37,6 +38,9 @@ pub const ENVIRONMENT: [(&str, &str); 9] = [
     ("scheduler_interval_secs", "GABLE_SCHEDULER_INTERVAL"),
     ("site_root", "LEPTOS_SITE_ROOT"),
     ("trusted_proxies", "GABLE_TRUSTED_PROXIES"),
+    ("webhook_allow_cidrs", "GABLE_WEBHOOK_ALLOW_CIDRS"),
+    ("master_key", "GABLE_MASTER_KEY"),
+    ("delivery_concurrency", "GABLE_DELIVERY_CONCURRENCY"),
 ];
 
 #[derive(Debug, Clone, Args, Serialize)]
@@ -86,6 +90,16 @@ pub struct ServeArgs {
     /// commas. None by default: the client is the TCP peer. [env: GABLE_TRUSTED_PROXIES]
     #[arg(long = "trusted-proxy", value_name = "IP_OR_CIDR", value_delimiter = ',', value_parser = parse_proxy)]
     pub trusted_proxies: Vec<IpNet>,
+    /// Ranges (CIDR, or one IP address) that webhook deliveries may reach although the
+    /// SSRF guard refuses them (loopback, private …), e.g. 127.0.0.0/8 for a receiver on
+    /// this machine; comma-separated. None by default. [env: GABLE_WEBHOOK_ALLOW_CIDRS]
+    #[arg(long = "webhook-allow-cidrs", value_name = "CIDR", value_delimiter = ',', value_parser = parse_proxy)]
+    pub webhook_allow_cidrs: Vec<IpNet>,
+    /// Webhook delivery attempts this process makes at once (8 at most per subscription);
+    /// 0 runs no delivery worker here (other processes of the deployment deliver).
+    /// [env: GABLE_DELIVERY_CONCURRENCY]
+    #[arg(long, default_value_t = DEFAULT_DELIVERY_CONCURRENCY)]
+    pub delivery_concurrency: usize,
 }
 
 /// What the running server needs to know beyond its store.
@@ -95,6 +109,8 @@ pub struct Settings {
     pub sandbox_public_url: String,
     /// Peers whose forwarding headers are believed (`http::client`).
     pub trusted_proxies: Vec<IpNet>,
+    /// Addresses webhook deliveries may reach despite the SSRF guard (`outbound::Guard`).
+    pub webhook_allow_cidrs: Vec<IpNet>,
 }
 
 /// Every setting of `serve` and of the store, as the layers give them; the file's keys.
@@ -111,6 +127,13 @@ pub struct Config {
     pub site_root: String,
     #[serde(deserialize_with = "proxies")]
     pub trusted_proxies: Vec<IpNet>,
+    #[serde(deserialize_with = "proxies")]
+    pub webhook_allow_cidrs: Vec<IpNet>,
+    /// The key sealing webhook secrets (file or `GABLE_MASTER_KEY`, never a flag: command
+    /// lines are visible to every user of the machine). Absent: generated into the data
+    /// directory for SQLite; required for PostgreSQL.
+    pub master_key: Option<crate::crypto::KeyText>,
+    pub delivery_concurrency: usize,
 }
 
 impl Default for Config {
@@ -125,6 +148,9 @@ impl Default for Config {
             scheduler_interval_secs: DEFAULT_SCHEDULER_INTERVAL_SECS,
             site_root: DEFAULT_SITE_ROOT.into(),
             trusted_proxies: Vec::new(),
+            webhook_allow_cidrs: Vec::new(),
+            master_key: None,
+            delivery_concurrency: DEFAULT_DELIVERY_CONCURRENCY,
         }
     }
 }
@@ -176,6 +202,8 @@ impl Config {
             site_root: self.site_root.clone(),
             scheduler_interval_secs: self.scheduler_interval_secs,
             trusted_proxies: self.trusted_proxies.clone(),
+            webhook_allow_cidrs: self.webhook_allow_cidrs.clone(),
+            delivery_concurrency: self.delivery_concurrency,
         }
     }
 }

@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 
 use crate::clock::Clock;
 use crate::config::{ServeArgs, Settings};
+use crate::crypto::MasterKey;
 use crate::domain::cursor::CursorKey;
 use crate::http;
 use crate::ops::Operations;
@@ -25,18 +26,19 @@ pub struct Application {
     pub test_addr: SocketAddr,
     pub state: Arc<AppState>,
     scheduler_interval: Option<std::time::Duration>,
+    delivery_concurrency: usize,
     live_router: axum::Router,
     test_router: axum::Router,
 }
 
 impl Application {
     /// Connects to a migrated store and binds the listeners.
-    pub async fn build(store: Store, args: &ServeArgs) -> anyhow::Result<Application> {
-        Self::build_with_clock(store, args, Clock::system()).await
+    pub async fn build(store: Store, args: &ServeArgs, key: MasterKey) -> anyhow::Result<Application> {
+        Self::build_with_clock(store, args, Clock::system(), key).await
     }
 
     /// As `build`, acting at the given clock's time (tests move a manual clock).
-    pub async fn build_with_clock(store: Store, args: &ServeArgs, clock: Clock) -> anyhow::Result<Application> {
+    pub async fn build_with_clock(store: Store, args: &ServeArgs, clock: Clock, key: MasterKey) -> anyhow::Result<Application> {
         let live = TcpListener::bind(args.addr).await?;
         let test = TcpListener::bind(args.sandbox_addr).await?;
         let live_addr = live.local_addr()?;
@@ -50,6 +52,7 @@ impl Application {
                 .trim_end_matches('/')
                 .to_string(),
             trusted_proxies: args.trusted_proxies.clone(),
+            webhook_allow_cidrs: args.webhook_allow_cidrs.clone(),
         };
         let cursors = CursorKey::new(&store.instance_secret("cursor").await?);
         let leptos = LeptosOptions::builder()
@@ -62,16 +65,19 @@ impl Application {
             secure_cookies: settings.public_url.starts_with("https://"),
             session_max_age_secs: crate::console::SESSION_ABSOLUTE.as_secs(),
         };
-        let ops = Operations::new(store.clone(), clock);
+        let guard = crate::outbound::Guard::new(settings.webhook_allow_cidrs.clone());
+        let outbound = crate::outbound::Client::new(guard.clone())?;
+        let ops = Operations::new(store.clone(), clock, key).with_guard(guard);
         let console: Arc<dyn Console> = crate::console::ConsoleService::shared(ops.clone());
-        let state = Arc::new(AppState { store, ops, cursors, settings });
+        let state = Arc::new(AppState { store, ops, cursors, settings, outbound });
         // The client layer (`http::client`) reads the trusted proxies from the request.
         let trusted = axum::Extension(http::client::TrustedProxies::new(&state.settings.trusted_proxies));
         let live_router =
             http::router(ApiState { app: state.clone(), livemode: true }, Some((leptos, console, console_config))).layer(trusted.clone());
         let test_router = http::router(ApiState { app: state.clone(), livemode: false }, None).layer(trusted);
         let scheduler_interval = (args.scheduler_interval_secs > 0).then(|| std::time::Duration::from_secs(args.scheduler_interval_secs));
-        Ok(Application { live, test, live_addr, test_addr, state, scheduler_interval, live_router, test_router })
+        let delivery_concurrency = args.delivery_concurrency;
+        Ok(Application { live, test, live_addr, test_addr, state, scheduler_interval, delivery_concurrency, live_router, test_router })
     }
 
     /// Serves both listeners until `shutdown` resolves, then drains in-flight requests.
@@ -93,7 +99,7 @@ impl Application {
             .with_graceful_shutdown(wait(rx.clone()));
         let test = axum::serve(self.test, self.test_router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(wait(rx.clone()));
-        let jobs = tokio::spawn(crate::jobs::run(self.state.clone(), self.scheduler_interval, rx.clone()));
+        let jobs = tokio::spawn(crate::jobs::run(self.state.clone(), self.scheduler_interval, self.delivery_concurrency, rx.clone()));
         tokio::spawn(async move {
             shutdown.await;
             let _ = tx.send(true);

@@ -13,6 +13,8 @@ pub struct AppState {
     pub ops: Operations,
     pub cursors: CursorKey,
     pub settings: Settings,
+    /// The SSRF-guarded HTTP client webhook deliveries go through.
+    pub outbound: crate::outbound::Client,
 }
 
 /// The state of one listener: production (`livemode`) or sandbox.

@@ -7,30 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_gable");
+mod common;
 
-/// Store arguments for a fresh database: a temp dir, or a new PostgreSQL database.
-fn stores() -> Vec<(&'static str, Vec<String>, Option<tempfile::TempDir>)> {
-    let dir = tempfile::tempdir().unwrap();
-    let mut v = vec![("sqlite", vec!["--data-dir".to_string(), dir.path().display().to_string()], Some(dir))];
-    let admin = std::env::var("GABLE_TEST_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
-    let db = format!("gable_test_{}_cli{}", now_secs(), uuid::Uuid::new_v4().simple());
-    let created = Command::new("psql").args([admin.as_str(), "-XAtqc", &format!("CREATE DATABASE {db}")]).status();
-    match created {
-        Ok(s) if s.success() => {
-            let mut url = url::Url::parse(&admin).unwrap();
-            url.set_path(&format!("/{db}"));
-            v.push(("postgres", vec!["--database-url".to_string(), url.to_string()], None));
-        }
-        _ if std::env::var("GABLE_REQUIRE_POSTGRES").is_ok_and(|v| v == "1") => panic!("PostgreSQL is required but unreachable at {admin}"),
-        _ => eprintln!("SKIPPED the PostgreSQL half: PostgreSQL unreachable at {admin}"),
-    }
-    v
-}
-
-fn now_secs() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
-}
+use common::{stores, BIN, MASTER_KEY};
 
 fn gable(store: &[String], args: &[&str]) -> (bool, String, String) {
     let out = Command::new(BIN).args(store).args(args).env_remove("DATABASE_URL").env_remove("GABLE_DATA_DIR").output().unwrap();
@@ -85,6 +64,7 @@ fn first_serve_welcomes_with_a_working_sandbox_key() {
             .args(&store)
             .args(["serve", "--addr", "127.0.0.1:0", "--sandbox-addr", "127.0.0.1:0"])
             .env_remove("DATABASE_URL")
+            .env("GABLE_MASTER_KEY", MASTER_KEY)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -157,6 +137,7 @@ fn serve(store: &[String], args: &[&str], env: &[(&str, &str)]) -> (std::process
     for var in ["DATABASE_URL", "GABLE_LOG", "GABLE_LOG_FORMAT", "GABLE_CONFIG", "GABLE_ADDR", "GABLE_SANDBOX_ADDR", "GABLE_PUBLIC_URL"] {
         cmd.env_remove(var);
     }
+    cmd.env("GABLE_MASTER_KEY", MASTER_KEY);
     let mut child = cmd.envs(env.iter().copied()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut printed = vec![];

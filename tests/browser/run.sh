@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Gable's browser tests: builds the site and the server once (cargo leptos build, debug),
 # then for each backend (SQLite, PostgreSQL) starts `gable serve` on free ports with a fresh
-# store and runs `node --test tests/browser/` against it in Debian's Chromium.
+# store and runs `node --test tests/browser/` against it in Debian's Chromium. The server may
+# deliver webhooks to 127.0.0.0/8 (`--webhook-allow-cidrs`): the webhooks test's receiver
+# listens there.
 #
 #   bash tests/browser/run.sh
 #
@@ -13,7 +15,7 @@
 #   GABLE_BROWSER_SKIP_BUILD=1  use the existing target/site and target/debug/gable
 #
 # Artifacts (tests/artifacts/, git-ignored):
-#   screenshots/<backend>/*.png, screenshots/<backend>/phone/*.png
+#   screenshots/<backend>/*.png, screenshots/<backend>/phone/*.png, screenshots/<backend>/webhooks/*.png
 #   logs/<backend>-server.log (the server's log, GABLE_LOG=debug), logs/<backend>-stdout.log
 set -euo pipefail
 
@@ -32,6 +34,7 @@ say() { printf '\n==> [browser %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 # ---- cleanup: whatever is running or created when we exit -----------------------------
 SERVER_PID=""
 PG_DB=""
+MASTER_KEY=""
 TMP_DIRS=()
 BIN=""
 # end_run: stops the server and drops the PostgreSQL database of the current run.
@@ -97,9 +100,10 @@ run_backend() {
 
     # The server reads GABLE_*/DATABASE_URL from the environment too; only our flags count.
     env -u DATABASE_URL -u GABLE_DATA_DIR -u GABLE_ADDR -u GABLE_SANDBOX_ADDR \
-        -u GABLE_PUBLIC_URL -u GABLE_SANDBOX_PUBLIC_URL -u GABLE_LOG_FORMAT \
+        -u GABLE_PUBLIC_URL -u GABLE_SANDBOX_PUBLIC_URL -u GABLE_LOG_FORMAT -u GABLE_WEBHOOK_ALLOW_CIDRS -u GABLE_MASTER_KEY \
+        ${MASTER_KEY:+"GABLE_MASTER_KEY=$MASTER_KEY"} \
         GABLE_LOG=debug LEPTOS_SITE_ROOT=target/site LEPTOS_OUTPUT_NAME=gable \
-        "$BIN" "$@" serve --addr 127.0.0.1:0 --sandbox-addr 127.0.0.1:0 \
+        "$BIN" "$@" serve --addr 127.0.0.1:0 --sandbox-addr 127.0.0.1:0 --webhook-allow-cidrs 127.0.0.0/8 \
         >"$stdout" 2>"$log" &
     SERVER_PID=$!
 
@@ -162,11 +166,15 @@ for backend in $BACKENDS; do
                 fi
                 continue
             fi
+            # PostgreSQL needs a configured master key (webhook secrets are sealed under
+            # it); SQLite generates one into its data directory.
+            MASTER_KEY="$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
             PG_DB="gable_browser_$(date +%s)_$RANDOM"
             psql "$ADMIN_URL" -XAtqc "CREATE DATABASE \"$PG_DB\"" >/dev/null
             # The admin URL with its database replaced (…/postgres -> …/$PG_DB, query kept).
             base="${ADMIN_URL%%\?*}"; query="${ADMIN_URL#"$base"}"
             run_backend postgres --database-url "${base%/*}/$PG_DB$query" || failed+=("postgres")
+            MASTER_KEY=""
             end_run
             ;;
         *)

@@ -32,6 +32,20 @@ COLLECTIONS = [
 READ_ONLY = {"events", "webhook-deliveries"}
 # DESIGN.md §3: financial records are never deleted; journal entries never change.
 NEVER_DELETED = {"payments", "refunds", "accounting-entries", "events", "webhook-deliveries"}
+# Issue 9: the webhook commands beyond the collections' own operations, written out here:
+# path -> (operationId, success status, extra error statuses). All need `webhooks:write`,
+# whichever collection the path names.
+WEBHOOK_COMMANDS = {
+    "/v1/webhooks/{id}/rotate_secret": ("rotate_webhook_secret", "200", ()),
+    "/v1/webhooks/{id}/test": ("send_webhook_test", "201", ("409",)),
+    "/v1/webhooks/{id}/recover": ("recover_webhook", "200", ()),
+    "/v1/webhook-deliveries/{id}/replay": ("replay_webhook_delivery", "201", ()),
+    "/v1/events/{id}/replay": ("replay_event", "201", ()),
+}
+# What a receiver needs to verify a delivery (issue 9 §2, §7, §9), in the API description.
+SIGNATURE_TERMS = ("Gable-Event-Id", "Gable-Timestamp", "Gable-Signature", "v1=", "HMAC-SHA256",
+                   "<Gable-Timestamp>.<raw body>", "300 s", "24 h", "created_at", "410",
+                   "5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h")
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 MAX_BYTES = 2 * 1024 * 1024
 
@@ -171,11 +185,16 @@ def gable_checks(doc: dict, raw_size: int, server_url: str | None, c: Checks) ->
         if c.check(bool(op_id), f"{where}: no operationId"):
             c.check(op_id not in seen, f"operationId {op_id!r} used by {seen.get(op_id)} and {where}")
             seen[op_id] = where
-        m = re.fullmatch(r"/v1/([a-z-]+)(/\{id\})?", path)
+        # Collections' operations, their actions and the webhook commands.
+        m = re.fullmatch(r"/v1/([a-z-]+)(/\{id\}(/[a-z_]+)?)?", path)
         if not m or m.group(1) not in COLLECTIONS:
             continue
         collection = m.group(1)
         want = f"{collection}:read" if method == "get" else f"{collection}:write"
+        if path in WEBHOOK_COMMANDS:
+            want = "webhooks:write"
+        elif m.group(3) and method == "post" and collection in READ_ONLY:
+            c.check(False, f"{where}: {collection} is written by Gable only, and this is no known command")
         security = op.get("security") or []
         c.check(security == [{"api_key": []}], f"{where}: security must be an API key only, got {security}")
         c.check(f"Needs the scope `{want}`" in op.get("description", ""), f"{where}: the description must name scope {want!r}")
@@ -192,6 +211,30 @@ def gable_checks(doc: dict, raw_size: int, server_url: str | None, c: Checks) ->
             schema = deref(doc, body.get("content", {}).get("application/json", {}).get("schema", {}))
             c.check(schema.get("additionalProperties") is False,
                     f"{where}: request body schema accepts unknown fields (additionalProperties is not false)")
+
+    # The webhook commands: each one POST with its id, its success and the statuses it can get.
+    for path, (op_id, success, extra) in WEBHOOK_COMMANDS.items():
+        op = paths.get(path, {}).get("post")
+        if not c.check(op is not None, f"POST {path} is not described"):
+            continue
+        c.check(op.get("operationId") == op_id, f"POST {path}: operationId {op.get('operationId')!r}, expected {op_id!r}")
+        want = {success, "400", "401", "403", "404", "413", "415", "500", *extra}
+        got = set(op.get("responses", {}))
+        c.check(got == want, f"POST {path}: responses {sorted(got)}, expected {sorted(want)}")
+    recovery = schemas.get("WebhookRecovery", {})
+    c.check(set(recovery.get("required", [])) == {"object", "webhook_id", "since", "deliveries_queued"},
+            f"schema WebhookRecovery: required {recovery.get('required')}")
+
+    # Receiving webhooks: the signature scheme in the description, its headers on every webhook.
+    text = info.get("description", "")
+    for term in SIGNATURE_TERMS:
+        c.check(term in text, f"info.description does not explain webhook delivery: no {term!r}")
+    for name, hook in doc.get("webhooks", {}).items():
+        post = hook.get("post", {})
+        headers = {deref(doc, p).get("name") for p in post.get("parameters", []) if deref(doc, p).get("in") == "header"}
+        c.check({"Gable-Event-Id", "Gable-Timestamp", "Gable-Signature"} <= headers,
+                f"webhook {name}: headers {sorted(h for h in headers if h)}, expected the three Gable- headers")
+        c.check("410" in post.get("responses", {}), f"webhook {name}: no 410 (disables the subscription)")
 
     # Write schemas: closed, and their required fields exist.
     creates = [n for n in schemas if n.endswith("Create")]

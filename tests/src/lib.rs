@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use gable::clock::Clock;
 use gable::config::ServeArgs;
+use gable::crypto::MasterKey;
 use gable::startup::Application;
 use gable::state::AppState;
 use gable::store::Store;
@@ -21,6 +22,7 @@ use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 
+pub mod receiver;
 pub mod world;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,11 +210,11 @@ impl TestApp {
         match backend {
             Backend::Sqlite => {
                 let (store, url, dir) = Self::fresh_sqlite().await;
-                Some(Self::start_clocked(backend, store, url, Some(dir), args, clock).await)
+                Some(Self::start_clocked(backend, store, url, Some(dir), args, clock, MasterKey::generate()).await)
             }
             Backend::Postgres => {
                 let (store, url) = Self::fresh_postgres().await?;
-                Some(Self::start_clocked(backend, store, url, None, args, clock).await)
+                Some(Self::start_clocked(backend, store, url, None, args, clock, MasterKey::generate()).await)
             }
         }
     }
@@ -228,6 +230,8 @@ impl TestApp {
             site_root: "target/site".into(),
             scheduler_interval_secs: 0,
             trusted_proxies: Vec::new(),
+            webhook_allow_cidrs: Vec::new(),
+            delivery_concurrency: gable::jobs::deliveries::CONCURRENCY,
         }
     }
 
@@ -266,7 +270,8 @@ impl TestApp {
         dir: Option<tempfile::TempDir>,
         public_url: Option<String>,
     ) -> TestApp {
-        Self::start_clocked(backend, store, database_url, dir, Self::serve_args(public_url), Clock::manual(chrono::Utc::now())).await
+        let (args, clock) = (Self::serve_args(public_url), Clock::manual(chrono::Utc::now()));
+        Self::start_clocked(backend, store, database_url, dir, args, clock, MasterKey::generate()).await
     }
 
     async fn start_clocked(
@@ -276,8 +281,9 @@ impl TestApp {
         dir: Option<tempfile::TempDir>,
         args: ServeArgs,
         clock: Clock,
+        key: MasterKey,
     ) -> TestApp {
-        let app = Application::build_with_clock(store.clone(), &args, clock.clone()).await.expect("build application");
+        let app = Application::build_with_clock(store.clone(), &args, clock.clone(), key).await.expect("build application");
         let state = app.state.clone();
         let (live, sandbox): (SocketAddr, SocketAddr) = (app.live_addr, app.test_addr);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -384,10 +390,16 @@ impl TestApp {
     /// Starts a second server process-equivalent (its own pools and caches) on the same
     /// database, as a second node of a deployment would be.
     pub async fn second_node(&self) -> TestApp {
+        self.second_node_with(Self::serve_args(None)).await
+    }
+
+    /// A second node with these listener settings (e.g. another webhook allow-list).
+    pub async fn second_node_with(&self, args: ServeArgs) -> TestApp {
         let store = Store::connect(&self.database_url).await.expect("second store");
-        // Its own clock, at the same time as this one's.
+        // Its own clock, at the same time as this one's; the deployment's one master key.
         let clock = Clock::manual(self.clock.now());
-        Self::start_clocked(self.backend, store, self.database_url.clone(), None, Self::serve_args(None), clock).await
+        let key = self.state.ops.master_key().clone();
+        Self::start_clocked(self.backend, store, self.database_url.clone(), None, args, clock, key).await
     }
 
     /// Runs one round of background work (scheduled events, retention, queued

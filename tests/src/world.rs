@@ -135,7 +135,11 @@ pub async fn build(app: &TestApp, tenant: Uuid, key: &str) -> World {
         &[
             ("webhook_id", Val::Uuid(w.id("webhooks").parse().expect("uuid"))),
             ("event_id", Val::Uuid(event)),
+            ("event_type", Val::Str("lease.sent".into())),
+            ("event_created_at", Val::DateTime(chrono::Utc::now())),
+            ("url", Val::Str("https://hooks.example.com/gable".into())),
             ("attempt", Val::Int(1)),
+            ("trigger", Val::Str("event".into())),
             ("status", Val::Str("succeeded".into())),
             ("response_status", Val::Int(200)),
         ],

@@ -17,7 +17,7 @@ const PASSWORD: &str = "correct horse battery staple";
 /// The service on Gable's own clock, which the test moves.
 fn service(store: &Store) -> (ConsoleService, Clock) {
     let clock = Clock::manual(Utc::now());
-    (ConsoleService::new(Operations::new(store.clone(), clock.clone())), clock)
+    (ConsoleService::new(Operations::new(store.clone(), clock.clone(), gable::crypto::MasterKey::generate())), clock)
 }
 
 /// A client address of its own for each sign-up, so that tests which are not about

@@ -24,7 +24,7 @@ async fn live_rules_differ_from_the_sandbox(app: &TestApp) {
     let r = live("PATCH", format!("/v1/webhooks/{id}"), json!({ "url": "http://hooks.example.com/other" })).await;
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "url");
-    let r = sandbox("POST", "/v1/webhooks".into(), webhook("http://localhost:9000/gable")).await;
+    let r = sandbox("POST", "/v1/webhooks".into(), webhook("http://hooks.sandbox.example/gable")).await;
     assert_eq!(r.status, 201, "{}", r.text);
 
     // Flow origins likewise.

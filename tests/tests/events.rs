@@ -1288,6 +1288,10 @@ async fn events_are_kept_thirty_days(app: &TestApp) {
             values: [
                 ("webhook_id", Val::Uuid(hook.parse().unwrap())),
                 ("event_id", Val::Uuid(e.parse().unwrap())),
+                ("event_type", Val::Str("workorder.created".into())),
+                ("event_created_at", Val::DateTime(t0)),
+                ("url", Val::Str("https://hooks.example.com/gable".into())),
+                ("trigger", Val::Str("event".into())),
                 ("attempt", Val::Int(1)),
                 ("status", Val::Str("succeeded".into())),
                 ("response_status", Val::Int(200)),

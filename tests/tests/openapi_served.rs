@@ -34,6 +34,9 @@ enum Kind {
     Update,
     Delete,
     Action,
+    /// `POST /v1/{collection}/{id}/{name}` that is not a state-machine action: a command
+    /// with a handler of its own (rotate a webhook's secret, replay an event, …).
+    Command,
 }
 
 #[derive(Debug, Clone)]
@@ -45,6 +48,7 @@ struct Op {
     action: Option<&'static workflow::Action>,
     statuses: Vec<u16>,
     security: Value,
+    description: String,
     /// The request body schema (resolved), if the operation takes one.
     body_schema: Option<Value>,
 }
@@ -201,7 +205,8 @@ fn operations(doc: &Value) -> Vec<Op> {
                 ("get", [c, "{id}"]) => (Kind::Get, Some(*c), None),
                 ("patch", [c, "{id}"]) => (Kind::Update, Some(*c), None),
                 ("delete", [c, "{id}"]) => (Kind::Delete, Some(*c), None),
-                ("post", [c, "{id}", a]) => (Kind::Action, Some(*c), Some(*a)),
+                ("post", [c, "{id}", a]) if workflow::machine(c).and_then(|m| m.action(a)).is_some() => (Kind::Action, Some(*c), Some(*a)),
+                ("post", [_, "{id}", _]) => (Kind::Command, Some(segments[0]), None),
                 _ => panic!("{} {path}: an operation of a kind this test has no provokers for; add them", method.to_uppercase()),
             };
             let c = collection_name.map(|n| collection(n).unwrap_or_else(|| panic!("{path}: no collection {n}")));
@@ -225,6 +230,7 @@ fn operations(doc: &Value) -> Vec<Op> {
                 action,
                 statuses,
                 security: op.get("security").cloned().unwrap_or(Value::Null),
+                description: op["description"].as_str().unwrap_or_default().to_string(),
                 body_schema,
             });
         }
@@ -368,6 +374,16 @@ async fn provoke(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
         // No credential: the credential is checked before anything else.
         (_, 401) => cx.send(None, method, &valid(cx), Some(&json!({}))).await,
         // A key holding another collection's read scope only.
+        (Kind::Command, 403) => {
+            // A valid request, so that only the scope can refuse it; the scope refused is the one described.
+            let narrow = cx.narrow_key(op.c()).to_string();
+            let r = cx.send(Some(&narrow), method, &valid(cx), command_body(cx, op).as_ref()).await;
+            let scope = r.body["error"]["details"]["required_scope"].as_str().unwrap_or("none");
+            if r.status == 403 && !op.description.contains(&format!("Needs the scope `{scope}`")) {
+                cx.fail(format!("{}: refused for want of `{scope}`, which the description does not name", op.name()));
+            }
+            r
+        }
         (_, 403) => {
             let narrow = cx.narrow_key(op.c()).to_string();
             cx.send(Some(&narrow), method, &valid(cx), Some(&json!({}))).await
@@ -378,6 +394,19 @@ async fn provoke(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
             cx.send(Some(&key), method, &concrete(op, "not-a-uuid"), update_body(op).as_ref()).await
         }
         (Kind::Create, 400) => cx.send(Some(&key), method, &op.path, Some(&json!({ "no_such_field": 1 }))).await,
+        // A command's body is checked before its record is looked up: a valid one, so the id decides.
+        (Kind::Command, 400) => cx.send(Some(&key), method, &concrete(op, "not-a-uuid"), command_body(cx, op).as_ref()).await,
+        (Kind::Command, 404) => {
+            cx.send(Some(&key), method, &concrete(op, &Uuid::now_v7().to_string()), command_body(cx, op).as_ref()).await
+        }
+        (Kind::Command, 200 | 201) => {
+            let r = cx.send(Some(&key), method, &valid(cx), command_body(cx, op).as_ref()).await;
+            if r.status == status {
+                check_success_body(cx, op, status, &r);
+            }
+            r
+        }
+        (Kind::Command, 409) => command_conflict(cx, op).await?,
         (Kind::Get | Kind::Update | Kind::Delete | Kind::Action, 404) => {
             cx.send(Some(&key), method, &concrete(op, &Uuid::now_v7().to_string()), update_body(op).as_ref()).await
         }
@@ -390,17 +419,19 @@ async fn provoke(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
             let r = cx.send(Some(&key), method, &op.path, Some(&body)).await;
             // A create response that carries a secret documents it as required.
             if r.status == 201 {
-                check_required_in_response(cx, op, &r);
+                check_success_body(cx, op, 201, &r);
             }
             r
         }
         (Kind::Create, 409) => create_conflict(cx, op).await?,
         (Kind::Update, 200) => cx.send(Some(&key), method, &valid(cx), update_body(op).as_ref()).await,
-        (Kind::Create | Kind::Update | Kind::Action, 413) => {
+        (Kind::Create | Kind::Update | Kind::Action | Kind::Command, 413) => {
             let huge = format!("{{\"pad\": \"{}\"}}", "x".repeat(TOO_LARGE)).into_bytes();
             cx.send_raw(method, &valid(cx), "application/json", huge).await
         }
-        (Kind::Create | Kind::Update | Kind::Action, 415) => cx.send_raw(method, &valid(cx), "text/plain", b"{}".to_vec()).await,
+        (Kind::Create | Kind::Update | Kind::Action | Kind::Command, 415) => {
+            cx.send_raw(method, &valid(cx), "text/plain", b"{}".to_vec()).await
+        }
         (Kind::Delete, 200) => {
             let body = copy_body(cx, op.c())?;
             let made = cx.send(Some(&key), "post", &format!("/v1/{}", op.c().name), Some(&body)).await;
@@ -418,6 +449,7 @@ async fn provoke(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
         (_, 500) => {
             let body = match op.kind {
                 Kind::Create => copy_body(cx, op.c()),
+                Kind::Command => command_body(cx, op),
                 _ => update_body(op),
             };
             cx.send(Some(&key), method, &valid(cx), body.as_ref()).await
@@ -426,16 +458,69 @@ async fn provoke(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
     })
 }
 
-/// A documented required property of a create response (the flow token's secret) is there.
-fn check_required_in_response(cx: &mut Ctx<'_>, op: &Op, r: &Res) {
-    let Some(schema) = cx.doc["paths"][&op.path]["post"]["responses"]["201"].pointer("/content/application~1json/schema") else { return };
+/// A success body is the documented envelope: its `object` is one the schema allows, and
+/// the documented required properties of `data` (of each item, for a list) are there, such
+/// as a secret shown once.
+fn check_success_body(cx: &mut Ctx<'_>, op: &Op, status: u16, r: &Res) {
+    let response = &cx.doc["paths"][&op.path][op.method]["responses"][status.to_string()];
+    let Some(schema) = resolve(&cx.doc, response).pointer("/content/application~1json/schema") else { return };
     let envelope = resolve(&cx.doc, schema).clone();
+    let objects = envelope["properties"]["object"]["enum"].as_array().cloned().unwrap_or_default();
+    if !objects.is_empty() && !objects.contains(&r.body["object"]) {
+        cx.fail(format!("{}: {status} with `object` {}, documented as one of {objects:?}", op.name(), r.body["object"]));
+    }
     let data = resolve(&cx.doc, &envelope["properties"]["data"]).clone();
-    for name in data["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
-        if r.body["data"].get(name).is_none_or(Value::is_null) {
-            cx.fail(format!("{}: the 201 body lacks required `{name}`", op.name()));
+    let (schema, records) = match r.body["data"].as_array() {
+        Some(items) => (resolve(&cx.doc, &data["items"]).clone(), items.clone()),
+        None => (data, vec![r.body["data"].clone()]),
+    };
+    for record in records {
+        for name in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            if record.get(name).is_none_or(Value::is_null) {
+                cx.fail(format!("{}: the {status} body lacks required `{name}`", op.name()));
+            }
         }
     }
+}
+
+/// A valid body for a command, from its documented schema: its required properties (the
+/// first value of an enum, a time an hour before the server's clock for a date-time), or
+/// none when nothing is required.
+fn command_body(cx: &Ctx<'_>, op: &Op) -> Option<Value> {
+    let schema = op.body_schema.as_ref()?;
+    let required: Vec<&str> = schema["required"].as_array()?.iter().filter_map(Value::as_str).collect();
+    if required.is_empty() {
+        return None;
+    }
+    let mut body = Map::new();
+    for name in required {
+        let p = resolve(&cx.doc, &schema["properties"][name]);
+        let v = match (p["enum"].get(0), p["format"].as_str()) {
+            (Some(first), _) => first.clone(),
+            (None, Some("date-time")) => json!((cx.app.clock.now() - chrono::Duration::hours(1)).to_rfc3339()),
+            (None, Some("uuid")) => json!(Uuid::now_v7().to_string()),
+            _ => json!("served"),
+        };
+        body.insert(name.to_string(), v);
+    }
+    Some(Value::Object(body))
+}
+
+/// `409` of a command: a test event sent to a disabled subscription, the one state that
+/// refuses it.
+async fn command_conflict(cx: &mut Ctx<'_>, op: &Op) -> Option<Res> {
+    if op.path != "/v1/webhooks/{id}/test" {
+        return None;
+    }
+    let webhooks = collection("webhooks").expect("webhooks");
+    let mut body = copy_body(cx, webhooks)?;
+    body["status"] = json!("disabled");
+    let made = cx.send(Some(&cx.key), "post", "/v1/webhooks", Some(&body)).await;
+    let Some(id) = made.body["data"]["id"].as_str().map(String::from) else {
+        cx.fail(format!("{}: could not make a disabled webhook: {}", op.name(), trim(&made.text)));
+        return None;
+    };
+    Some(cx.send(Some(&cx.key), op.method, &concrete(op, &id), command_body(cx, op).as_ref()).await)
 }
 
 /// A body for PATCH (metadata, which every updatable collection has, or the first

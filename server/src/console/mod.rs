@@ -9,12 +9,14 @@
 //! - `passwords`: password rules, argon2id off the async runtime
 //! - `throttle`: sign-in rate limits per email and per client address; sign-up per address
 //! - `service_accounts`: service accounts and their API keys
+//! - `webhooks`: webhook subscriptions and their delivery register
 
 mod accounts;
 pub mod passwords;
 mod service_accounts;
 pub mod sessions;
 pub mod throttle;
+mod webhooks;
 
 use std::sync::Arc;
 
@@ -23,7 +25,8 @@ use chrono::{DateTime, Utc};
 pub use gable_app::service;
 
 use gable_app::service::{
-    ApiKeyView, Console, ConsoleError, CreatedKey, Me, NewKey, NewSession, NewUser, RoleView, ServiceAccount, SignUp, UserView,
+    ApiKeyView, Console, ConsoleError, CreatedKey, DeliveryDetail, DeliveryFilter, DeliveryView, Me, NewKey, NewSession, NewUser, RoleView,
+    ServiceAccount, SignUp, UserView, WebhookForm, WebhookView, WebhookWithSecret,
 };
 use uuid::Uuid;
 
@@ -166,5 +169,53 @@ impl Console for ConsoleService {
 
     async fn create_user(&self, me: &Me, user: NewUser) -> Result<UserView, ConsoleError> {
         self.add_user(me, user).await
+    }
+
+    fn webhook_event_types(&self) -> Vec<String> {
+        self.event_type_names()
+    }
+
+    async fn webhooks(&self, me: &Me) -> Result<Vec<WebhookView>, ConsoleError> {
+        self.list_webhooks(me).await
+    }
+
+    async fn webhook(&self, me: &Me, id: &str) -> Result<WebhookView, ConsoleError> {
+        self.get_webhook(me, id).await
+    }
+
+    async fn create_webhook(&self, me: &Me, form: WebhookForm) -> Result<WebhookWithSecret, ConsoleError> {
+        self.add_webhook(me, form).await
+    }
+
+    async fn update_webhook(&self, me: &Me, id: &str, form: WebhookForm) -> Result<WebhookView, ConsoleError> {
+        self.change_webhook(me, id, form).await
+    }
+
+    async fn set_webhook_enabled(&self, me: &Me, id: &str, enabled: bool) -> Result<WebhookView, ConsoleError> {
+        self.change_webhook_status(me, id, enabled).await
+    }
+
+    async fn rotate_webhook_secret(&self, me: &Me, id: &str) -> Result<WebhookWithSecret, ConsoleError> {
+        self.rotate_secret(me, id).await
+    }
+
+    async fn delete_webhook(&self, me: &Me, id: &str) -> Result<(), ConsoleError> {
+        self.remove_webhook(me, id).await
+    }
+
+    async fn send_test_webhook(&self, me: &Me, id: &str, event_type: &str) -> Result<DeliveryView, ConsoleError> {
+        self.test_webhook(me, id, event_type).await
+    }
+
+    async fn webhook_deliveries(&self, me: &Me, webhook_id: &str, filter: DeliveryFilter) -> Result<Vec<DeliveryView>, ConsoleError> {
+        self.list_deliveries(me, webhook_id, filter).await
+    }
+
+    async fn webhook_delivery(&self, me: &Me, id: &str) -> Result<DeliveryDetail, ConsoleError> {
+        self.get_delivery(me, id).await
+    }
+
+    async fn replay_webhook_delivery(&self, me: &Me, id: &str) -> Result<DeliveryView, ConsoleError> {
+        self.replay(me, id).await
     }
 }

@@ -4,7 +4,9 @@
 //! Statuses that belong to a state machine are read-only here: records move between
 //! states through actions (`POST /v1/{resource}/{id}/{action}`), never by PATCH.
 
-use super::registry::{Access, Collection, Default as D, EnvRule, Field, JsonShape, PropertyPath as P, Rule, Secret, Ty::*, Writes};
+use super::registry::{
+    Access, Collection, Default as D, EnvRule, Field, JsonShape, PropertyPath as P, Rule, Secret, SecretStore, Ty::*, Writes,
+};
 
 const fn f(name: &'static str, ty: super::registry::Ty) -> Field {
     Field::new(name, ty)
@@ -558,27 +560,43 @@ pub static COLLECTIONS: &[Collection] = &[
     },
     Collection {
         name: "webhooks", object: "webhook", table: "webhooks",
-        doc: "A webhook subscription.",
+        doc: "A webhook subscription: where Gable POSTs the events it takes, signed with its secret.",
         fields: &[
-            f("url", Url).required().env(EnvRule::HttpsInLive),
+            f("url", Url).required().env(EnvRule::HttpsInLive)
+                .doc("Where deliveries are POSTed. Checked against private and reserved addresses when set and before every attempt."),
             f("events", StrList { max_items: 50 }).required().doc("Event types, or `[\"*\"]` for all."),
             f("description", Str { max: 500 }),
-            f("status", Enum(&["enabled", "disabled"])).default(D::Str("enabled")).sort(),
+            f("status", Enum(&["enabled", "disabled"])).default(D::Str("enabled")).sort()
+                .doc("`disabled` stops deliveries; Gable disables a subscription itself on a `410 Gone` or after 5 days of failures only."),
+            f("disabled_reason", Str { max: 500 }).read_only().doc("Why Gable disabled the subscription, when it did."),
+            f("failing_since", DateTime).read_only().doc("Since when every delivery has failed (null while deliveries succeed)."),
         ],
-        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[], secret: None,
+        property: P::None, writes: Writes::Full, metadata: true, rules: &[], indexes: &[],
+        secret: Some(Secret {
+            field: "secret", column: "secret_sealed", stored: SecretStore::Sealed,
+            doc: "The signing secret (`whsec_…`); returned by this response and by `rotate_secret` only. Gable keeps it sealed under the master key.",
+        }),
     },
     Collection {
         name: "webhook-deliveries", object: "webhook_delivery", table: "webhook_deliveries",
-        doc: "The delivery register: every attempt to deliver an event. Written by Gable only.",
+        doc: "The delivery register: one record per attempt to deliver an event. Written by Gable only; kept 30 days.",
         fields: &[
             f("webhook_id", Ref("webhooks")).required().filter(),
-            f("event_id", Ref("events")).required().filter(),
-            f("attempt", Int { min: 1, max: 100 }).required(),
-            f("status", Enum(&["pending", "succeeded", "retrying", "failed"])).required().sort(),
+            f("event_id", Ref("events")).filter().doc("The event delivered (null for a test send)."),
+            f("event_type", Str { max: 100 }).required().filter(),
+            f("event_created_at", DateTime).required().filter().doc("When the event happened: receivers order by it (delivery order is not promised)."),
+            f("url", Url).required(),
+            f("attempt", Int { min: 1, max: 100 }).required().doc("1 for the first attempt; retries, replays and recoveries count on."),
+            f("trigger", Enum(&["event", "retry", "replay", "recovery", "test"])).required().filter(),
+            f("status", Enum(&["pending", "succeeded", "retrying", "failed"])).required().sort()
+                .doc("`pending`: to be made; `retrying`: failed, another attempt follows; `failed`: the last attempt failed."),
+            f("request_headers", Json(JsonShape::Object)).doc("The headers sent, signature included."),
             f("response_status", Int { min: 0, max: 999 }).filter(),
-            f("response_excerpt", Text),
+            f("response_headers", Json(JsonShape::Object)),
+            f("response_excerpt", Text).doc("The first 4 KB of the response body."),
             f("latency_ms", Int { min: 0, max: i64::MAX }),
-            f("next_attempt_at", DateTime).filter(),
+            f("error", Text).doc("Why the attempt failed without a response: timeout, connection refused, address refused."),
+            f("next_attempt_at", DateTime).filter().doc("When this attempt is due (pending), or when the retry after it is (retrying)."),
         ],
         property: P::None, writes: Writes::None, metadata: false, rules: &[], indexes: &[], secret: None,
     },
@@ -598,7 +616,7 @@ pub static COLLECTIONS: &[Collection] = &[
         property: P::Via(&["unit_id", "listing_id", "lease_id", "invoice_id"]), writes: Writes::CreateOnly,
         metadata: false, rules: &[], indexes: &[],
         secret: Some(Secret {
-            field: "token", hash_column: "token_hash",
+            field: "token", column: "token_hash", stored: SecretStore::Hashed,
             doc: "The token (`gft_…`) to give the embedding page; returned by this response only. Gable keeps its hash.",
         }),
     },

@@ -12,4 +12,5 @@ pub mod reports;
 pub mod scopes;
 pub mod validate;
 pub mod value;
+pub mod webhooks;
 pub mod workflow;

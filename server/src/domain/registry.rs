@@ -238,13 +238,23 @@ pub struct Collection {
     pub secret: Option<Secret>,
 }
 
-/// A secret issued with a record: returned once in `field` of the create response, kept
-/// only as a SHA-256 hash in the hidden column `hash_column`.
+/// A secret issued with a record: returned once in `field` of the create response, and
+/// kept in the hidden column `column` as `stored` says, never in plain.
 #[derive(Debug, Clone, Copy)]
 pub struct Secret {
     pub field: &'static str,
-    pub hash_column: &'static str,
+    pub column: &'static str,
+    pub stored: SecretStore,
     pub doc: &'static str,
+}
+
+/// How Gable keeps a secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretStore {
+    /// Only its SHA-256: Gable checks it when it comes back (tokens).
+    Hashed,
+    /// Sealed under the master key (`crypto`): Gable uses it itself (signing secrets).
+    Sealed,
 }
 
 /// Cross-field rules, declared per collection.

@@ -1,7 +1,9 @@
 //! Background work started beside the listeners: the scheduler of timed events (and
-//! the 30-day retention of events), and the report worker. Both work through the
-//! database, so any number of processes may run them side by side.
+//! the 30-day retention of events and deliveries), the report worker, and the webhook
+//! delivery worker. All work through the database, so any number of processes may run
+//! them side by side.
 
+pub mod deliveries;
 pub mod reports;
 pub mod scheduler;
 
@@ -34,13 +36,17 @@ pub async fn run_once(app: &AppState) -> Result<Round> {
 async fn scheduler_round(app: &AppState) -> Result<(usize, u64)> {
     let now = app.ops.clock().now();
     let fired = scheduler::tick(&app.store, now).await?;
+    if fired > 0 {
+        // Their deliveries were written with them; this process's worker starts now.
+        app.ops.signals().deliveries_due.notify_one();
+    }
     Ok((fired, scheduler::purge_old_events(&app.store, now).await?))
 }
 
 /// Runs the scheduler every `interval` (never when it is `None`) and the report worker
 /// whenever a report is queued here (or every few seconds, for reports queued by other
 /// processes), until `stop` turns true.
-pub async fn run(app: Arc<AppState>, interval: Option<Duration>, stop: watch::Receiver<bool>) {
+pub async fn run(app: Arc<AppState>, interval: Option<Duration>, delivery_concurrency: usize, stop: watch::Receiver<bool>) {
     let scheduler = {
         let app = app.clone();
         let mut stop = stop.clone();
@@ -57,8 +63,18 @@ pub async fn run(app: Arc<AppState>, interval: Option<Duration>, stop: watch::Re
             }
         }
     };
+    let deliveries = {
+        let deliverer =
+            (delivery_concurrency > 0).then(|| deliveries::Deliverer::new(app.clone(), app.outbound.clone(), delivery_concurrency));
+        let stop = stop.clone();
+        async move {
+            if let Some(d) = deliverer {
+                d.run(stop).await;
+            }
+        }
+    };
     let worker = {
-        let mut stop = stop;
+        let mut stop = stop.clone();
         let queued = app.ops.signals().reports_queued.clone();
         async move {
             loop {
@@ -74,5 +90,11 @@ pub async fn run(app: Arc<AppState>, interval: Option<Duration>, stop: watch::Re
             }
         }
     };
-    tokio::join!(scheduler, worker);
+    tokio::join!(scheduler, worker, deliveries);
+}
+
+/// Makes every webhook delivery attempt due at the clock's time, and waits for them
+/// (tests call this after moving the clock, as the worker would).
+pub async fn deliver_due(app: &Arc<AppState>) -> Result<usize> {
+    deliveries::Deliverer::new(app.clone(), app.outbound.clone(), deliveries::CONCURRENCY).run_due().await
 }

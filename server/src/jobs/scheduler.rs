@@ -160,29 +160,15 @@ pub async fn tick(store: &Store, now: DateTime<Utc>) -> Result<usize> {
     Ok(fired)
 }
 
-/// Deletes events older than the 30 days they are kept, with their delivery records.
+/// Deletes events older than the 30 days they are kept (their deliveries go with them,
+/// `ON DELETE CASCADE`), and delivery attempts older than the register's 30 days.
 pub async fn purge_old_events(store: &Store, now: DateTime<Utc>) -> Result<u64> {
     let mut tx = store.begin_system(Intent::Write).await?;
     let d = tx.dialect();
-    let cutoff = d.ts(now - Duration::days(30));
-    let old = Query::select()
-        .columns([Alias::new("tenant_id"), Alias::new("livemode"), Alias::new("id")])
-        .from(Alias::new("events"))
-        .and_where(Expr::col(Alias::new("created_at")).lt(cutoff.clone()))
-        .to_owned();
-    let deliveries = Query::delete()
-        .from_table(Alias::new("webhook_deliveries"))
-        .and_where(
-            Expr::tuple([
-                Expr::col(Alias::new("tenant_id")).into(),
-                Expr::col(Alias::new("livemode")).into(),
-                Expr::col(Alias::new("event_id")).into(),
-            ])
-            .in_subquery(old),
-        )
-        .to_owned();
-    tx.execute(&deliveries).await?;
-    let events = Query::delete().from_table(Alias::new("events")).and_where(Expr::col(Alias::new("created_at")).lt(cutoff)).to_owned();
+    let cutoff = now - Duration::days(30);
+    crate::store::deliveries::delete_before(&mut tx, cutoff).await?;
+    let events =
+        Query::delete().from_table(Alias::new("events")).and_where(Expr::col(Alias::new("created_at")).lt(d.ts(cutoff))).to_owned();
     let n = tx.execute(&events).await?;
     tx.commit().await?;
     Ok(n)

@@ -27,12 +27,14 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 
 use crate::clock::Clock;
+use crate::crypto::MasterKey;
 use crate::domain::record::Record;
 use crate::domain::registry::{Collection, WriteOp};
 use crate::domain::scopes::{self, Access};
 use crate::domain::validate;
 use crate::domain::workflow::{Action, Machine};
 use crate::error::{Error, Result};
+use crate::outbound;
 use crate::store::records::{self, Scope};
 use crate::store::{Intent, Store, Tx};
 
@@ -95,6 +97,8 @@ pub struct Created {
 pub struct Signals {
     /// A report was queued.
     pub reports_queued: Arc<Notify>,
+    /// Webhook delivery attempts were written (events, retries, replays, test sends).
+    pub deliveries_due: Arc<Notify>,
 }
 
 #[derive(Clone)]
@@ -102,6 +106,10 @@ pub struct Operations {
     store: Store,
     clock: Clock,
     signals: Signals,
+    /// Seals the secrets Gable must read back (webhook signing secrets).
+    key: Arc<MasterKey>,
+    /// Where Gable may send webhooks (checked when a subscription's URL is set).
+    guard: outbound::Guard,
 }
 
 /// One unit of work: a tenant transaction with the actor, its time, and what to wake
@@ -116,12 +124,24 @@ pub struct Work {
     system: Scope,
     now: DateTime<Utc>,
     signals: Signals,
+    key: Arc<MasterKey>,
+    guard: outbound::Guard,
     wake: Vec<Arc<Notify>>,
 }
 
 impl Operations {
-    pub fn new(store: Store, clock: Clock) -> Operations {
-        Operations { store, clock, signals: Signals::default() }
+    pub fn new(store: Store, clock: Clock, key: MasterKey) -> Operations {
+        Operations { store, clock, signals: Signals::default(), key: Arc::new(key), guard: outbound::Guard::default() }
+    }
+
+    /// The same operations, checking webhook URLs against this guard (its allow-list).
+    pub fn with_guard(mut self, guard: outbound::Guard) -> Operations {
+        self.guard = guard;
+        self
+    }
+
+    pub fn master_key(&self) -> &MasterKey {
+        &self.key
     }
 
     pub fn clock(&self) -> &Clock {
@@ -148,6 +168,8 @@ impl Operations {
             system,
             now: self.clock.now(),
             signals: self.signals.clone(),
+            key: self.key.clone(),
+            guard: self.guard.clone(),
             wake: vec![],
         })
     }
@@ -231,10 +253,10 @@ impl Work {
         self.allow(c, Some(WriteOp::Create))?;
         let ch = validate::create(c, body, self.scope.livemode)?;
         let b = behaviour::of(c);
-        let mut new = behaviour::NewRecord { changes: ch, hidden: vec![], secret: None };
+        let mut new = behaviour::NewRecord { id: Uuid::now_v7(), changes: ch, hidden: vec![], secret: None };
         b.before_create(self, c, &mut new).await?;
         let scope = self.scope.clone();
-        let rec = records::insert(&mut self.tx, &scope, c, new.changes, new.hidden, self.now).await?;
+        let rec = records::insert_as(&mut self.tx, &scope, c, new.id, new.changes, new.hidden, self.now).await?;
         behaviour::after_create(self, c, &rec).await?;
         b.after_create(self, c, &rec).await?;
         Ok(Created { record: rec, secret: new.secret })
@@ -246,8 +268,8 @@ impl Work {
         self.allow(c, Some(WriteOp::Update))?;
         let scope = self.scope.clone();
         let current = records::fetch(&mut self.tx, &scope, c, id, true).await?;
-        let ch = validate::update(c, body, &current, self.scope.livemode)?;
-        behaviour::of(c).before_update(self, c, &current, &ch).await?;
+        let mut ch = validate::update(c, body, &current, self.scope.livemode)?;
+        behaviour::of(c).before_update(self, c, &current, &mut ch).await?;
         let (_, rec) = records::write_changes(&mut self.tx, &scope, c, current, ch, self.now).await?;
         Ok(rec)
     }

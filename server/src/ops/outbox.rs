@@ -1,5 +1,7 @@
 //! The outbox: events are rows of `events`, written in the transaction of the change
-//! that caused them. Webhook delivery reads them from there.
+//! that caused them, together with the first delivery attempt of each webhook
+//! subscription that takes them (`store::deliveries`): an event and what is to be
+//! delivered of it commit, or roll back, as one.
 
 use chrono::{DateTime, Utc};
 use sea_query::{Alias, Expr, OnConflict, Query, SimpleExpr};
@@ -29,10 +31,13 @@ pub struct NewEvent<'a> {
     pub at: DateTime<Utc>,
 }
 
-/// Writes an event; returns whether it was written (false: the occurrence existed).
+/// Writes an event and its pending deliveries; returns whether it was written (false:
+/// the occurrence existed).
 pub async fn write(tx: &mut Tx, e: NewEvent<'_>) -> Result<bool> {
     debug_assert!(event_type(e.kind).is_some(), "{} is one of the 23 contracts", e.kind);
     let d = tx.dialect();
+    let id = Uuid::now_v7();
+    let (tenant, livemode, kind, at) = (e.tenant, e.livemode, e.kind, e.at);
     let cols = [
         "tenant_id",
         "livemode",
@@ -49,7 +54,7 @@ pub async fn write(tx: &mut Tx, e: NewEvent<'_>) -> Result<bool> {
     let vals: Vec<SimpleExpr> = vec![
         Expr::val(d.uuid(e.tenant)).into(),
         e.livemode.into(),
-        Expr::val(d.uuid(Uuid::now_v7())).into(),
+        Expr::val(d.uuid(id)).into(),
         Expr::val(d.ts(e.at)).into(),
         Expr::val(d.ts(e.at)).into(),
         e.kind.into(),
@@ -68,7 +73,11 @@ pub async fn write(tx: &mut Tx, e: NewEvent<'_>) -> Result<bool> {
                 .to_owned(),
         );
     }
-    Ok(tx.execute(&ins).await? == 1)
+    if tx.execute(&ins).await? != 1 {
+        return Ok(false);
+    }
+    crate::store::deliveries::enqueue_for_event(tx, tenant, livemode, id, kind, at).await?;
+    Ok(true)
 }
 
 /// Emits an event about a record changed by this operation. `before` is the record
@@ -97,5 +106,11 @@ pub(super) async fn emit(
         occurrence: None,
         at: w.now,
     };
-    write(&mut w.tx, e).await.map(|_| ())
+    write(&mut w.tx, e).await?;
+    // The delivery worker of this process starts at commit (others hear the NOTIFY).
+    let due = w.signals.deliveries_due.clone();
+    if !w.wake.iter().any(|n| std::sync::Arc::ptr_eq(n, &due)) {
+        w.wake.push(due);
+    }
+    Ok(())
 }

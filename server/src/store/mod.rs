@@ -6,6 +6,7 @@
 //! `migrations/postgres`).
 
 pub mod console;
+pub mod deliveries;
 pub mod keys;
 pub mod ledger;
 pub mod records;
@@ -173,6 +174,28 @@ impl Store {
             Intent::Read => Tx::SqliteRead(read.get().await.map_err(Error::internal)?),
             Intent::Write => Tx::Sqlite(write.begin_with("BEGIN IMMEDIATE").await?),
         })
+    }
+
+    /// On PostgreSQL, rings `notify` whenever any process sharing the database notifies
+    /// `channel` (after a lost connection too, since notifications may have been missed).
+    /// Runs until the pool closes; on SQLite (one process) it returns at once.
+    pub async fn listen(&self, channel: &str, notify: std::sync::Arc<tokio::sync::Notify>) -> anyhow::Result<()> {
+        let Pool::Postgres(pool) = &self.pool else { return Ok(()) };
+        let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
+        listener.listen(channel).await?;
+        loop {
+            match listener.recv().await {
+                Ok(_) => notify.notify_one(),
+                Err(e) => {
+                    notify.notify_one();
+                    if pool.is_closed() {
+                        return Ok(());
+                    }
+                    tracing::warn!(error = %e, channel, "listener reconnecting");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            }
+        }
     }
 
     /// On PostgreSQL, listens for key revocations made by any process sharing the

@@ -227,12 +227,24 @@ pub async fn insert(
     tx: &mut Tx,
     scope: &Scope,
     c: &'static Collection,
+    ch: Changes,
+    extra: Vec<(&'static str, Value)>,
+    now: DateTime<Utc>,
+) -> Result<Record> {
+    insert_as(tx, scope, c, Uuid::now_v7(), ch, extra, now).await
+}
+
+/// As [`insert`], with the id chosen by the caller (a secret sealed to its record).
+pub async fn insert_as(
+    tx: &mut Tx,
+    scope: &Scope,
+    c: &'static Collection,
+    id: Uuid,
     mut ch: Changes,
     extra: Vec<(&'static str, Value)>,
     now: DateTime<Utc>,
 ) -> Result<Record> {
     let d = tx.dialect();
-    let id = Uuid::now_v7();
     resolve_references(tx, scope, c, &mut ch, None, id).await?;
     let mut cols =
         vec![Alias::new("tenant_id"), Alias::new("livemode"), Alias::new("id"), Alias::new("created_at"), Alias::new("updated_at")];

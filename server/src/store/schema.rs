@@ -18,7 +18,7 @@ pub const TENANT_WALL: &str = "tenant_id = NULLIF(current_setting('gable.tenant_
 
 /// Extra, never-rendered columns of a collection: the hash of its secret, if it has one.
 pub fn hidden_columns(c: &Collection) -> Vec<(&'static str, &'static str)> {
-    c.secret.iter().map(|s| (s.hash_column, "TEXT")).collect()
+    c.secret.iter().map(|s| (s.column, "TEXT")).collect()
 }
 
 pub fn column_type(ty: Ty, d: Dialect) -> &'static str {

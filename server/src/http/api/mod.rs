@@ -4,6 +4,7 @@
 
 pub mod openapi;
 pub mod resources;
+pub mod webhooks;
 
 use axum::routing::{get, post};
 use axum::{middleware, Router};
@@ -16,6 +17,7 @@ pub fn router(state: &ApiState) -> Router<ApiState> {
         .route("/v1/{resource}", get(resources::list).post(resources::create))
         .route("/v1/{resource}/{id}", get(resources::get).patch(resources::update).delete(resources::delete))
         .route("/v1/{resource}/{id}/{action}", post(resources::action))
+        .merge(webhooks::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::layer));
     Router::new().route("/v1/openapi.json", get(openapi::serve)).merge(authenticated)
 }

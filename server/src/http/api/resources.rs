@@ -23,7 +23,7 @@ fn resolve(name: &str) -> Result<&'static Collection> {
     collection(name).ok_or_else(|| Error::NotFound { message: format!("there is no collection named `{name}`"), param: None })
 }
 
-fn parse_id(raw: &str) -> Result<Uuid> {
+pub(super) fn parse_id(raw: &str) -> Result<Uuid> {
     Uuid::parse_str(raw).map_err(|_| Error::parameter("id", "must be a uuid"))
 }
 
@@ -163,7 +163,7 @@ pub async fn method_not_allowed(uri: Uri) -> Error {
 }
 
 /// An action's body: absent, or a JSON object.
-async fn action_body(req: Request) -> Result<serde_json::Map<String, serde_json::Value>> {
+pub(super) async fn action_body(req: Request) -> Result<serde_json::Map<String, serde_json::Value>> {
     let has_body = req.headers().get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).is_some_and(|v| v != "0")
         || req.headers().contains_key(axum::http::header::TRANSFER_ENCODING);
     if !has_body {

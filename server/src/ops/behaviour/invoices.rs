@@ -21,7 +21,7 @@ impl Behaviour for Invoices {
         in_parent_currency(w, new).await
     }
 
-    async fn before_update(&self, _w: &mut Work, _c: &'static Collection, current: &Record, ch: &Changes) -> Result<()> {
+    async fn before_update(&self, _w: &mut Work, _c: &'static Collection, current: &Record, ch: &mut Changes) -> Result<()> {
         if ch.values.contains_key("amount_due") && current.status() != "draft" {
             return Err(Error::validation(
                 "amount_due",

@@ -22,6 +22,7 @@ mod roles;
 mod signatures;
 mod tenancies;
 mod users;
+pub(super) mod webhooks;
 
 use async_trait::async_trait;
 use sea_query::Value;
@@ -45,6 +46,8 @@ pub use applications::SET_BY_CONVERT;
 /// A record about to be inserted: its validated values, the hidden columns Gable stores
 /// beside them (a token's hash), and the secret its create response shows once.
 pub(super) struct NewRecord {
+    /// The id the record will have.
+    pub id: Uuid,
     pub changes: Changes,
     pub hidden: Vec<(&'static str, Value)>,
     pub secret: Option<String>,
@@ -78,7 +81,7 @@ pub(super) trait Behaviour: Sync {
         Ok(())
     }
     /// Before a PATCH is written, with the record as locked.
-    async fn before_update(&self, _w: &mut Work, _c: &'static Collection, _current: &Record, _ch: &Changes) -> Result<()> {
+    async fn before_update(&self, _w: &mut Work, _c: &'static Collection, _current: &Record, _ch: &mut Changes) -> Result<()> {
         Ok(())
     }
     /// Before a delete, with the record as locked.
@@ -117,6 +120,7 @@ pub(super) fn of(c: &Collection) -> &'static dyn Behaviour {
         "signatures" => &signatures::Signatures,
         "tenancies" => &tenancies::Tenancies,
         "users" => &users::Users,
+        "webhooks" => &webhooks::Webhooks,
         _ => &Plain,
     }
 }

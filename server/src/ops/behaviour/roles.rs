@@ -31,7 +31,7 @@ impl Behaviour for Roles {
         w.actor().require_all(&wanted, "the role")
     }
 
-    async fn before_update(&self, w: &mut Work, _c: &'static Collection, current: &Record, ch: &Changes) -> Result<()> {
+    async fn before_update(&self, w: &mut Work, _c: &'static Collection, current: &Record, ch: &mut Changes) -> Result<()> {
         // Whoever changes a role changes what its users may do: they must hold what it
         // carries now (no demoting the owners) and what it will carry.
         w.actor().require_all(&permissions(current.get("permissions")), "the role")?;

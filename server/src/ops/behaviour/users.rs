@@ -31,7 +31,7 @@ impl Behaviour for Users {
         require_role(w, "role_id", new_value(new, "role_id").as_uuid()).await
     }
 
-    async fn before_update(&self, w: &mut Work, _c: &'static Collection, current: &Record, ch: &Changes) -> Result<()> {
+    async fn before_update(&self, w: &mut Work, _c: &'static Collection, current: &Record, ch: &mut Changes) -> Result<()> {
         // Who may sign in, and with what: the user's current role bounds who may change
         // either, and a new role must be within the actor's own permissions.
         if ch.values.contains_key("role_id") || ch.values.contains_key("status") {

@@ -10,16 +10,19 @@
 //! - what a create/update body may carry: `domain::validate::{create_fields, update_fields}`;
 //! - what a response record holds: the order of `domain::record::Record::to_json`;
 //! - which list parameters exist: `domain::list` (sortable/filterable fields, limits);
-//! - statuses and codes: `Error::status_and_code`.
+//! - statuses and codes: `Error::status_and_code`;
+//! - the few operations with handlers of their own: the table in `commands`.
 //!
 //! It describes only what the server does today: one credential (API keys as bearer
 //! tokens), and for each operation only the statuses a request can actually get
 //! (`tests/tests/openapi_served.rs` provokes every one of them on a running server).
 //!
 //! One module per concern: `schemas` (records, write bodies, envelopes), `paths`
-//! (operations and parameters), `errors` (the error body, the shared error responses and
-//! which statuses each operation documents), `events` (the `webhooks` section). This one
-//! assembles the document and holds what the others share.
+//! (operations and parameters), `commands` (the table of operations on a record beyond its
+//! collection's and its actions: webhook rotation, test sends, recovery, replays), `errors`
+//! (the error body, the shared error responses and which statuses each operation documents),
+//! `events` (the `webhooks` section and how deliveries are signed). This one assembles the
+//! document and holds what the others share.
 //!
 //! The document is built with utoipa's builders. utoipa 5 cannot express a few things, which
 //! are added to the serialised JSON afterwards: `components.parameters` and
@@ -28,6 +31,7 @@
 //! `required` lists (`schemas::add_cross_field_rules`), and the `webhooks` section
 //! (`events::add_webhooks`).
 
+mod commands;
 mod errors;
 mod events;
 mod paths;
@@ -131,7 +135,9 @@ fn api_description() -> String {
          decimal amount in the major unit of the record's ISO 4217 `currency`, never with more \
          decimals than the currency has. Statuses governed by a state machine are read-only.\n\n\
          **Versions.** `/v1` in the path; `Gable-Version: YYYY-MM-DD` pins a dated version (current: \
-         `{version}`).",
+         `{version}`).\n\n\
+         {webhooks}",
+        webhooks = events::delivery_text(),
         n = COLLECTIONS.len(),
         max = MAX_LIMIT,
         default = DEFAULT_LIMIT,
@@ -147,7 +153,7 @@ fn tags() -> Vec<Tag> {
 
 fn components() -> Components {
     let b = ComponentsBuilder::new().schema("Error", errors::error_schema()).security_scheme(API_KEY, api_key_scheme());
-    errors::responses(schemas::register(b)).build()
+    errors::responses(commands::register(schemas::register(b))).build()
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ use utoipa::openapi::{
     ArrayBuilder, KnownFormat, ObjectBuilder, PathItem, Paths, PathsBuilder, RefOr, Required, ResponseBuilder, Schema, SchemaFormat, Type,
 };
 
+use super::commands;
 use super::errors::{self, with_errors};
 use super::schemas::{field_schema, secret_on_create, ty_schema, uuid, Side};
 use super::{a_record, offers, pascal, schema_ref, with_standard_headers, API_KEY};
@@ -33,6 +34,9 @@ pub(super) fn paths() -> Paths {
                 paths = paths.path(format!("/v1/{}/{{id}}/{}", c.name, a.name), action_path(c, a));
             }
         }
+    }
+    for cmd in commands::commands() {
+        paths = paths.path(cmd.path(), commands::path_item(&cmd));
     }
     paths.build()
 }
@@ -107,7 +111,7 @@ fn path_description(c: &Collection, writes: &[WriteOp]) -> String {
 
 /// What every operation on a collection shares: tag, id, summary, credentials, version
 /// header, and the shared responses of the error statuses it can answer with.
-fn operation(c: &Collection, id: String, summary: String, errors: &[u16]) -> OperationBuilder {
+pub(super) fn operation(c: &Collection, id: String, summary: String, errors: &[u16]) -> OperationBuilder {
     let op = OperationBuilder::new()
         .tag(c.name)
         .operation_id(Some(id))
@@ -247,7 +251,7 @@ fn json_body(schema: &str) -> RequestBody {
         .build()
 }
 
-fn success(description: &str, schema: &str) -> RefOr<utoipa::openapi::Response> {
+pub(super) fn success(description: &str, schema: &str) -> RefOr<utoipa::openapi::Response> {
     with_standard_headers(
         ResponseBuilder::new()
             .description(description)
@@ -280,7 +284,7 @@ fn version_parameter() -> Parameter {
         .build()
 }
 
-fn id_parameter(c: &Collection) -> Parameter {
+pub(super) fn id_parameter(c: &Collection) -> Parameter {
     ParameterBuilder::new()
         .name("id")
         .parameter_in(ParameterIn::Path)

@@ -65,7 +65,7 @@ fn collection_schemas(mut b: ComponentsBuilder, c: &'static Collection) -> Compo
     b
 }
 
-fn envelope(object: ObjectBuilder, data: RefOr<Schema>, description: Option<String>) -> ObjectBuilder {
+pub(super) fn envelope(object: ObjectBuilder, data: RefOr<Schema>, description: Option<String>) -> ObjectBuilder {
     ObjectBuilder::new()
         .schema_type(Type::Object)
         .description(description)
@@ -129,7 +129,7 @@ pub(super) fn uuid() -> ObjectBuilder {
     ObjectBuilder::new().schema_type(Type::String).format(Some(SchemaFormat::Custom("uuid".into())))
 }
 
-fn date_time() -> ObjectBuilder {
+pub(super) fn date_time() -> ObjectBuilder {
     ObjectBuilder::new().schema_type(Type::String).format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
 }
 

@@ -1,0 +1,363 @@
+//! Webhook subscriptions and their delivery register, in the environment the console
+//! shows (`me.livemode`).
+//!
+//! Writes go through `Operations` as the signed-in user, like the API's: the same
+//! validation (events, https in live mode, the SSRF guard), the same secret handling and
+//! the same register. Reads go through the store in the user's tenant and environment;
+//! everyone signed in may look, only owners and admins (`require_manage`) change.
+
+use gable_app::service::{ConsoleError, DeliveryDetail, DeliveryFilter, DeliveryView, Me, WebhookForm, WebhookView, WebhookWithSecret};
+use serde_json::{json, Map, Value as Json};
+use uuid::Uuid;
+
+use super::{require_manage, store_error, tenant_of, ConsoleService};
+use crate::domain::collections::collection;
+use crate::domain::events::EVENT_TYPES;
+use crate::domain::list::ListQuery;
+use crate::domain::record::Record;
+use crate::domain::registry::Collection;
+use crate::domain::value::{format_datetime, Val};
+use crate::error::Error;
+use crate::ops::Actor;
+use crate::store::records::Scope;
+use crate::store::{deliveries, Intent};
+
+const MANAGE: &str = "manage webhooks";
+/// How many attempts the register page shows (newest first; the filters narrow it).
+const REGISTER_LIMIT: &str = "50";
+const DESCRIPTION_MAX: usize = 500;
+
+fn not_found() -> ConsoleError {
+    ConsoleError::NotFound("The webhook subscription".into())
+}
+
+fn delivery_not_found() -> ConsoleError {
+    ConsoleError::NotFound("The delivery".into())
+}
+
+fn invalid(field: &str, message: impl Into<String>) -> ConsoleError {
+    ConsoleError::Invalid { field: field.into(), message: message.into() }
+}
+
+fn col(name: &str) -> Result<&'static Collection, ConsoleError> {
+    collection(name).ok_or(ConsoleError::Internal)
+}
+
+/// An id from a form or a link; anything else cannot name a record of this tenant.
+fn parse_id(id: &str, missing: fn() -> ConsoleError) -> Result<Uuid, ConsoleError> {
+    Uuid::parse_str(id.trim()).map_err(|_| missing())
+}
+
+/// A domain error of a webhook operation, in words, with the form field it concerns.
+fn webhook_error(doing: &'static str, missing: fn() -> ConsoleError) -> impl FnOnce(Error) -> ConsoleError {
+    move |e| match e {
+        Error::Validation { param, message } | Error::InvalidParameter { param, message } => {
+            // The API's messages start with the field's name ("url: must use https …").
+            let message = message.strip_prefix(&format!("{param}: ")).unwrap_or(&message).trim_end_matches('.').to_string();
+            let label = match param.as_str() {
+                "url" => "The URL",
+                "events" => "Events:",
+                "description" => "The description",
+                "type" => "The event type",
+                other => return invalid(other, format!("Check the {other} field: {message}.")),
+            };
+            invalid(&param, format!("{label} {message}."))
+        }
+        Error::NotFound { .. } => missing(),
+        Error::Conflict(why) | Error::Immutable(why) => ConsoleError::Conflict(capitalised(&why)),
+        Error::InsufficientScope { message, .. } => ConsoleError::Forbidden(message),
+        other => store_error(doing)(other),
+    }
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(first) => format!("{}{}.", first.to_uppercase(), c.as_str().trim_end_matches('.')),
+        None => String::new(),
+    }
+}
+
+fn text(v: &Val) -> Option<String> {
+    v.as_str().map(String::from)
+}
+
+fn time(v: &Val) -> Option<String> {
+    match v {
+        Val::DateTime(t) => Some(format_datetime(t)),
+        _ => None,
+    }
+}
+
+fn int(v: &Val) -> Option<i64> {
+    match v {
+        Val::Int(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// A JSON object of headers as (name, value) pairs, in the order stored.
+fn headers(v: &Val) -> Vec<(String, String)> {
+    let Val::Json(Json::Object(map)) = v else { return vec![] };
+    map.iter()
+        .map(|(k, v)| {
+            let value = match v {
+                Json::String(s) => s.clone(),
+                Json::Array(items) => {
+                    items.iter().map(|i| i.as_str().map_or_else(|| i.to_string(), String::from)).collect::<Vec<_>>().join(", ")
+                }
+                other => other.to_string(),
+            };
+            (k.clone(), value)
+        })
+        .collect()
+}
+
+fn webhook_view(r: &Record) -> WebhookView {
+    let events = match r.get("events") {
+        Val::Json(Json::Array(items)) => items.iter().filter_map(|s| s.as_str().map(String::from)).collect(),
+        _ => vec![],
+    };
+    WebhookView {
+        id: r.id.to_string(),
+        url: text(r.get("url")).unwrap_or_default(),
+        events,
+        description: text(r.get("description")).filter(|d| !d.is_empty()),
+        status: r.status().to_string(),
+        disabled_reason: text(r.get("disabled_reason")),
+        failing_since: time(r.get("failing_since")),
+        created_at: format_datetime(&r.created_at),
+    }
+}
+
+fn delivery_view(r: &Record) -> DeliveryView {
+    DeliveryView {
+        id: r.id.to_string(),
+        webhook_id: r.get("webhook_id").as_uuid().map(|u| u.to_string()).unwrap_or_default(),
+        event_id: r.get("event_id").as_uuid().map(|u| u.to_string()),
+        event_type: text(r.get("event_type")).unwrap_or_default(),
+        event_created_at: time(r.get("event_created_at")).unwrap_or_default(),
+        url: text(r.get("url")).unwrap_or_default(),
+        attempt: int(r.get("attempt")).unwrap_or(1),
+        trigger: text(r.get("trigger")).unwrap_or_default(),
+        status: r.status().to_string(),
+        response_status: int(r.get("response_status")),
+        latency_ms: int(r.get("latency_ms")),
+        error: text(r.get("error")),
+        next_attempt_at: time(r.get("next_attempt_at")),
+        created_at: format_datetime(&r.created_at),
+    }
+}
+
+/// The request body of a create or an edit, checked for what the API would not say in
+/// a person's words (the API checks the rest: event names, https, the SSRF guard).
+fn body(form: &WebhookForm, editing: bool) -> Result<Json, ConsoleError> {
+    let url = form.url.trim();
+    if url.is_empty() {
+        return Err(invalid("url", "Enter the URL that should receive the events, like https://example.com/webhooks/gable."));
+    }
+    let mut events: Vec<&str> = form.events.iter().map(|e| e.trim()).filter(|e| !e.is_empty()).collect();
+    events.dedup();
+    if events.is_empty() {
+        return Err(invalid("events", "Choose at least one event type, or all events."));
+    }
+    // "All events" ticked beside single types means all events.
+    if events.contains(&"*") {
+        events = vec!["*"];
+    }
+    let description = form.description.trim();
+    if description.chars().count() > DESCRIPTION_MAX {
+        return Err(invalid("description", format!("Use at most {DESCRIPTION_MAX} characters for the description.")));
+    }
+    if description.chars().any(char::is_control) {
+        return Err(invalid("description", "Use letters, digits and punctuation only in the description."));
+    }
+    let mut b = Map::new();
+    b.insert("url".into(), json!(url));
+    b.insert("events".into(), json!(events));
+    if !description.is_empty() {
+        b.insert("description".into(), json!(description));
+    } else if editing {
+        // Emptying the field removes the description.
+        b.insert("description".into(), Json::Null);
+    }
+    Ok(Json::Object(b))
+}
+
+impl ConsoleService {
+    /// The signed-in user's view of the console's environment.
+    fn scope_of(&self, me: &Me) -> Result<Scope, ConsoleError> {
+        Ok(Scope { tenant: tenant_of(me)?, livemode: me.livemode, properties: None })
+    }
+
+    /// The signed-in owner or admin acting in the console's environment. Their role's
+    /// permissions are everything (`*`), which `require_manage` checked.
+    fn manager(&self, me: &Me, what: &str) -> Result<Actor, ConsoleError> {
+        require_manage(me, what)?;
+        Ok(Actor { scope: self.scope_of(me)?, grants: vec!["*".to_string()].into() })
+    }
+
+    pub(super) fn event_type_names(&self) -> Vec<String> {
+        EVENT_TYPES.iter().map(|e| e.name.to_string()).collect()
+    }
+
+    pub(super) async fn list_webhooks(&self, me: &Me) -> Result<Vec<WebhookView>, ConsoleError> {
+        let c = col("webhooks")?;
+        let q = ListQuery::parse(c, &[("limit".into(), "100".into())]).map_err(store_error("listing webhooks"))?;
+        let page = self.store.list(&self.scope_of(me)?, c, &q, None).await.map_err(store_error("listing webhooks"))?;
+        Ok(page.records.iter().map(webhook_view).collect())
+    }
+
+    pub(super) async fn get_webhook(&self, me: &Me, id: &str) -> Result<WebhookView, ConsoleError> {
+        let id = parse_id(id, not_found)?;
+        let rec = self.store.get(&self.scope_of(me)?, col("webhooks")?, id).await.map_err(webhook_error("reading a webhook", not_found))?;
+        Ok(webhook_view(&rec))
+    }
+
+    pub(super) async fn add_webhook(&self, me: &Me, form: WebhookForm) -> Result<WebhookWithSecret, ConsoleError> {
+        let actor = self.manager(me, MANAGE)?;
+        let created = self
+            .ops
+            .create(&actor, col("webhooks")?, &body(&form, false)?)
+            .await
+            .map_err(webhook_error("creating a webhook", not_found))?;
+        let secret = created.secret.ok_or(ConsoleError::Internal)?;
+        tracing::info!(tenant = %actor.scope.tenant, webhook = %created.record.id, by = %me.user_id, "console: webhook created");
+        Ok(WebhookWithSecret { webhook: webhook_view(&created.record), secret })
+    }
+
+    pub(super) async fn change_webhook(&self, me: &Me, id: &str, form: WebhookForm) -> Result<WebhookView, ConsoleError> {
+        let actor = self.manager(me, MANAGE)?;
+        let id = parse_id(id, not_found)?;
+        let rec = self
+            .ops
+            .update(&actor, col("webhooks")?, id, &body(&form, true)?)
+            .await
+            .map_err(webhook_error("editing a webhook", not_found))?;
+        Ok(webhook_view(&rec))
+    }
+
+    pub(super) async fn change_webhook_status(&self, me: &Me, id: &str, enabled: bool) -> Result<WebhookView, ConsoleError> {
+        let actor = self.manager(me, MANAGE)?;
+        let id = parse_id(id, not_found)?;
+        let status = if enabled { "enabled" } else { "disabled" };
+        let rec = self
+            .ops
+            .update(&actor, col("webhooks")?, id, &json!({ "status": status }))
+            .await
+            .map_err(webhook_error("enabling or disabling a webhook", not_found))?;
+        Ok(webhook_view(&rec))
+    }
+
+    pub(super) async fn rotate_secret(&self, me: &Me, id: &str) -> Result<WebhookWithSecret, ConsoleError> {
+        let actor = self.manager(me, MANAGE)?;
+        let id = parse_id(id, not_found)?;
+        let fail = || webhook_error("rotating a webhook secret", not_found);
+        let mut w = self.ops.begin(&actor).await.map_err(fail())?;
+        let (rec, secret) = w.rotate_webhook_secret(id).await.map_err(fail())?;
+        w.commit().await.map_err(fail())?;
+        tracing::info!(tenant = %actor.scope.tenant, webhook = %id, by = %me.user_id, "console: webhook secret rotated");
+        Ok(WebhookWithSecret { webhook: webhook_view(&rec), secret })
+    }
+
+    pub(super) async fn remove_webhook(&self, me: &Me, id: &str) -> Result<(), ConsoleError> {
+        let actor = self.manager(me, MANAGE)?;
+        let id = parse_id(id, not_found)?;
+        self.ops.delete(&actor, col("webhooks")?, id).await.map_err(webhook_error("deleting a webhook", not_found))?;
+        tracing::info!(tenant = %actor.scope.tenant, webhook = %id, by = %me.user_id, "console: webhook deleted");
+        Ok(())
+    }
+
+    pub(super) async fn test_webhook(&self, me: &Me, id: &str, event_type: &str) -> Result<DeliveryView, ConsoleError> {
+        let actor = self.manager(me, "send test events")?;
+        let id = parse_id(id, not_found)?;
+        let kind = event_type.trim();
+        if kind.is_empty() {
+            return Err(invalid("type", "Choose the type of event to send."));
+        }
+        let fail = || webhook_error("sending a test event", not_found);
+        let mut params = Map::new();
+        params.insert("type".into(), json!(kind));
+        let mut w = self.ops.begin(&actor).await.map_err(fail())?;
+        let attempt = w.send_test_event(id, &params).await.map_err(fail())?;
+        w.commit().await.map_err(fail())?;
+        Ok(delivery_view(&attempt))
+    }
+
+    pub(super) async fn list_deliveries(
+        &self,
+        me: &Me,
+        webhook_id: &str,
+        filter: DeliveryFilter,
+    ) -> Result<Vec<DeliveryView>, ConsoleError> {
+        let hook = parse_id(webhook_id, not_found)?;
+        let scope = self.scope_of(me)?;
+        // The subscription must be one of this tenant's, in this environment.
+        self.store.get(&scope, col("webhooks")?, hook).await.map_err(webhook_error("reading a webhook", not_found))?;
+        let mut pairs = vec![("limit".to_string(), REGISTER_LIMIT.to_string()), ("filter[webhook_id]".to_string(), hook.to_string())];
+        for (name, value) in [("status", filter.status), ("event_type", filter.event_type), ("trigger", filter.trigger)] {
+            if let Some(v) = value.map(|v| v.trim().to_string()).filter(|v| !v.is_empty()) {
+                pairs.push((format!("filter[{name}]"), v));
+            }
+        }
+        let c = col("webhook-deliveries")?;
+        let q = ListQuery::parse(c, &pairs).map_err(|e| match e {
+            Error::InvalidParameter { param, message } => invalid(&param, format!("Check the filter ({message}).")),
+            other => store_error("listing deliveries")(other),
+        })?;
+        let page = self.store.list(&scope, c, &q, None).await.map_err(store_error("listing deliveries"))?;
+        Ok(page.records.iter().map(delivery_view).collect())
+    }
+
+    pub(super) async fn get_delivery(&self, me: &Me, id: &str) -> Result<DeliveryDetail, ConsoleError> {
+        let id = parse_id(id, delivery_not_found)?;
+        let scope = self.scope_of(me)?;
+        let rec = self
+            .store
+            .get(&scope, col("webhook-deliveries")?, id)
+            .await
+            .map_err(webhook_error("reading a delivery", delivery_not_found))?;
+        let (request_body, request_body_note) = self.sent_body(&scope, &rec).await?;
+        Ok(DeliveryDetail {
+            delivery: delivery_view(&rec),
+            request_headers: headers(rec.get("request_headers")),
+            request_body,
+            request_body_note,
+            response_headers: headers(rec.get("response_headers")),
+            response_excerpt: text(rec.get("response_excerpt")),
+        })
+    }
+
+    /// The body the attempt sent: the event as the API shows it (what the worker sends),
+    /// or the test event kept with the attempt; otherwise why it cannot be shown.
+    async fn sent_body(&self, scope: &Scope, rec: &Record) -> Result<(Option<String>, Option<String>), ConsoleError> {
+        let pretty = |j: &Json| serde_json::to_string_pretty(j).map_err(|_| ConsoleError::Internal);
+        if let Some(event) = rec.get("event_id").as_uuid() {
+            let events = col("events")?;
+            return match self.store.get(scope, events, event).await {
+                Ok(e) => Ok((Some(pretty(&e.to_json(events, None))?), None)),
+                Err(Error::NotFound { .. }) => Ok((None, Some("The event is no longer kept (events are kept 30 days).".into()))),
+                Err(e) => Err(store_error("reading an event")(e)),
+            };
+        }
+        let mut tx =
+            self.store.begin_tenant(scope.tenant, scope.livemode, Intent::Read).await.map_err(store_error("reading a test event"))?;
+        let payload =
+            deliveries::payload_of(&mut tx, scope.tenant, scope.livemode, rec.id).await.map_err(store_error("reading a test event"))?;
+        tx.commit().await.map_err(store_error("reading a test event"))?;
+        Ok(match payload {
+            Some(p) => (Some(pretty(&p)?), None),
+            None => (None, Some("The test event sent is not kept with this attempt.".into())),
+        })
+    }
+
+    pub(super) async fn replay(&self, me: &Me, id: &str) -> Result<DeliveryView, ConsoleError> {
+        let actor = self.manager(me, "replay deliveries")?;
+        let id = parse_id(id, delivery_not_found)?;
+        let fail = || webhook_error("replaying a delivery", delivery_not_found);
+        let mut w = self.ops.begin(&actor).await.map_err(fail())?;
+        let attempt = w.replay_delivery(id).await.map_err(fail())?;
+        w.commit().await.map_err(fail())?;
+        Ok(delivery_view(&attempt))
+    }
+}

@@ -1,0 +1,304 @@
+//! The webhook delivery worker: claims due attempts from the register
+//! (`store::deliveries`), signs and POSTs them through the SSRF-guarded client
+//! (`outbound`), and records each outcome with the retry it calls for.
+//!
+//! It wakes when attempts are written (in-process `Signals::deliveries_due`; the
+//! PostgreSQL channel `store::deliveries::CHANNEL` from every process), and otherwise
+//! sleeps until the next attempt falls due, not on a fixed poll. Concurrency is bounded
+//! overall (`CONCURRENCY`) and per subscription (`PER_SUBSCRIPTION`), so one slow
+//! receiver cannot take every slot. A claim lasts `LEASE`, well beyond the 10 s request
+//! timeout; if the process dies mid-attempt, the claim lapses and the attempt is made
+//! again (at least once, never lost).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Duration, Utc};
+use rand::Rng;
+use serde_json::{json, Map, Value as Json};
+use tokio::sync::{watch, Notify, Semaphore};
+use uuid::Uuid;
+
+use crate::crypto::MasterKey;
+use crate::domain::collections::collection;
+use crate::domain::webhooks;
+use crate::error::{Error, Result};
+use crate::outbound::{self, SendError};
+use crate::state::AppState;
+use crate::store::deliveries::{self, Claimed, Outcome, Trigger};
+use crate::store::records::Scope;
+use crate::store::{Intent, Store};
+
+/// Attempts in flight at once, in this process, by default (`--delivery-concurrency`).
+pub const CONCURRENCY: usize = 64;
+/// Attempts in flight at once to one subscription, in this process.
+pub const PER_SUBSCRIPTION: usize = 8;
+/// How long a claim holds before another worker may take the attempt again.
+pub const LEASE: Duration = Duration::seconds(30);
+/// The longest the worker sleeps without a wake-up (a lapsed claim, a lost notification).
+const IDLE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The worker's shared parts.
+#[derive(Clone)]
+pub struct Deliverer {
+    app: Arc<AppState>,
+    client: outbound::Client,
+    slots: Arc<Semaphore>,
+    busy: Arc<Mutex<HashMap<Uuid, usize>>>,
+    /// Rung when an attempt finishes, so the loop can claim into the freed slot.
+    freed: Arc<Notify>,
+    concurrency: usize,
+}
+
+impl Deliverer {
+    pub fn new(app: Arc<AppState>, client: outbound::Client, concurrency: usize) -> Deliverer {
+        Deliverer {
+            app,
+            client,
+            concurrency,
+            slots: Arc::new(Semaphore::new(concurrency)),
+            busy: Arc::new(Mutex::new(HashMap::new())),
+            freed: Arc::new(Notify::new()),
+        }
+    }
+
+    fn store(&self) -> &Store {
+        &self.app.store
+    }
+
+    fn now(&self) -> DateTime<Utc> {
+        self.app.ops.clock().now()
+    }
+
+    /// Claims what is due now (as much as there is room for) and starts each attempt;
+    /// returns the attempts started.
+    async fn start_due(&self) -> Result<Vec<tokio::task::JoinHandle<()>>> {
+        let free = self.slots.available_permits();
+        if free == 0 {
+            return Ok(vec![]);
+        }
+        let now = self.now();
+        let mut tx = self.store().begin_system(Intent::Write).await?;
+        // Room per subscription: what this process has in flight counts against it.
+        let mut in_flight = self.busy.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let room = move |webhook: Uuid| {
+            let used = in_flight.entry(webhook).or_default();
+            let left = PER_SUBSCRIPTION.saturating_sub(*used);
+            *used += 1;
+            left
+        };
+        let claimed = deliveries::claim(&mut tx, now, LEASE, free, room).await?;
+        tx.commit().await?;
+        let mut started = Vec::with_capacity(claimed.len());
+        for c in claimed {
+            let Ok(permit) = self.slots.clone().try_acquire_owned() else { break };
+            *self.busy.lock().unwrap_or_else(|e| e.into_inner()).entry(c.webhook_id).or_default() += 1;
+            let me = self.clone();
+            started.push(tokio::spawn(async move {
+                let webhook = c.webhook_id;
+                if let Err(e) = me.attempt(c).await {
+                    tracing::error!(error = %format!("{e:#}"), "a delivery attempt could not be recorded; its claim will lapse and it is made again");
+                }
+                let mut busy = me.busy.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(n) = busy.get_mut(&webhook) {
+                    *n -= 1;
+                    if *n == 0 {
+                        busy.remove(&webhook);
+                    }
+                }
+                drop(busy);
+                drop(permit);
+                me.freed.notify_one();
+            }));
+        }
+        Ok(started)
+    }
+
+    /// Makes one attempt and records it.
+    async fn attempt(&self, c: Claimed) -> Result<()> {
+        let now = self.now();
+        let outcome = match self.request(&c, now).await {
+            Ok((body, headers, url)) => {
+                let result = self.client.post_json(&url, &headers, body).await;
+                self.outcome(&c, headers, result, now)
+            }
+            Err(why) => Outcome {
+                request_headers: json!({}),
+                response_status: None,
+                response_headers: None,
+                response_excerpt: None,
+                latency_ms: None,
+                error: Some(why),
+                succeeded: false,
+                gone: false,
+                retry_at: None,
+            },
+        };
+        let mut tx = self.store().begin_tenant(c.tenant, c.livemode, Intent::Write).await?;
+        let recorded = deliveries::finish(&mut tx, &c, &outcome, self.now()).await?;
+        tx.commit().await?;
+        if recorded && outcome.retry_at.is_some() {
+            self.app.ops.signals().deliveries_due.notify_one();
+        }
+        Ok(())
+    }
+
+    /// The body, headers and address of an attempt, or why it cannot be made (recorded
+    /// as the attempt's error, without retries: nothing would change by waiting).
+    async fn request(&self, c: &Claimed, now: DateTime<Utc>) -> std::result::Result<(Vec<u8>, Vec<(String, String)>, url::Url), String> {
+        let body = match (&c.payload, c.event_id) {
+            (Some(p), _) => serde_json::to_vec(p).map_err(|_| "the test event could not be written".to_string())?,
+            (None, Some(event)) => self.event_body(c, event).await?,
+            (None, None) => return Err("the attempt names no event".into()),
+        };
+        let key: &MasterKey = self.app.ops.master_key();
+        let context = webhooks::secret_context(c.tenant, c.livemode, c.webhook_id);
+        let current = c.secret_sealed.as_deref().and_then(|s| key.open(s, &context)).ok_or_else(|| {
+            tracing::error!(webhook = %c.webhook_id, "a webhook secret does not open under this master key");
+            "the subscription's signing secret cannot be read; rotate it".to_string()
+        })?;
+        let previous = match (c.previous_secret_sealed.as_deref(), c.previous_secret_expires_at) {
+            (Some(s), Some(until)) if until > now => key.open(s, &context),
+            _ => None,
+        };
+        let mut secrets = vec![current.as_str()];
+        secrets.extend(previous.as_deref());
+        let ts = now.timestamp();
+        let event_id = c.event_id.map(|e| e.to_string()).or_else(|| c.payload.as_ref().and_then(|p| p["id"].as_str().map(String::from)));
+        let headers = vec![
+            ("Content-Type".to_string(), "application/json".to_string()),
+            ("User-Agent".to_string(), outbound::USER_AGENT.to_string()),
+            ("Gable-Event-Id".to_string(), event_id.unwrap_or_default()),
+            ("Gable-Timestamp".to_string(), ts.to_string()),
+            ("Gable-Signature".to_string(), webhooks::signature_header(&secrets, ts, &body)),
+        ];
+        let url = url::Url::parse(&c.url).map_err(|_| "the subscription's URL is not valid".to_string())?;
+        Ok((body, headers, url))
+    }
+
+    /// The event as the API shows it: the body of its deliveries.
+    async fn event_body(&self, c: &Claimed, event: Uuid) -> std::result::Result<Vec<u8>, String> {
+        let events = collection("events").ok_or("events is a collection")?;
+        let scope = Scope { tenant: c.tenant, livemode: c.livemode, properties: None };
+        match self.store().get(&scope, events, event).await {
+            Ok(rec) => serde_json::to_vec(&rec.to_json(events, None)).map_err(|_| "the event could not be written".to_string()),
+            Err(Error::NotFound { .. }) => Err("the event is no longer kept (events are kept 30 days)".into()),
+            Err(e) => {
+                tracing::error!(error = %format!("{e:#}"), "reading an event to deliver failed");
+                Err("the event could not be read; it will be tried again".into())
+            }
+        }
+    }
+
+    /// What the attempt's result means for the register and the retries.
+    fn outcome(
+        &self,
+        c: &Claimed,
+        headers: Vec<(String, String)>,
+        result: std::result::Result<outbound::Response, SendError>,
+        now: DateTime<Utc>,
+    ) -> Outcome {
+        let request_headers = Json::Object(headers.into_iter().map(|(k, v)| (k, Json::String(v))).collect::<Map<_, _>>());
+        let retries = matches!(c.trigger, Trigger::Event | Trigger::Retry);
+        let retry_at = |failed: bool| {
+            let next = u32::try_from(c.attempt + 1).ok()?;
+            (failed && retries).then(|| webhooks::retry_delay(next, rand::thread_rng().gen_range(-1.0..=1.0))).flatten().map(|d| now + d)
+        };
+        match result {
+            Ok(r) => {
+                let (succeeded, gone) = (r.is_success(), r.status == 410);
+                Outcome {
+                    request_headers,
+                    response_status: Some(r.status),
+                    response_headers: Some(Json::Object(r.headers.into_iter().map(|(k, v)| (k, Json::String(v))).collect())),
+                    response_excerpt: Some(r.body_excerpt),
+                    latency_ms: Some(r.latency_ms as i64),
+                    error: None,
+                    succeeded,
+                    gone,
+                    retry_at: retry_at(!succeeded && !gone),
+                }
+            }
+            Err(e) => Outcome {
+                request_headers,
+                response_status: None,
+                response_headers: None,
+                response_excerpt: None,
+                latency_ms: None,
+                error: Some(e.to_string()),
+                succeeded: false,
+                gone: false,
+                retry_at: retry_at(true),
+            },
+        }
+    }
+
+    /// When to look again without a wake-up: the next due attempt, or `IDLE`.
+    async fn idle_for(&self) -> std::time::Duration {
+        let next = async {
+            let mut tx = self.store().begin_system(Intent::Read).await?;
+            let due = deliveries::next_due(&mut tx).await?;
+            tx.commit().await?;
+            Ok::<_, Error>(due)
+        };
+        match next.await {
+            Ok(Some(due)) => (due - self.now()).to_std().unwrap_or_default().min(IDLE),
+            _ => IDLE,
+        }
+    }
+
+    /// Claims and makes what is due until nothing is; waits for every attempt started
+    /// (tests run this after moving the clock, as the loop would).
+    pub async fn run_due(&self) -> Result<usize> {
+        let mut total = 0;
+        loop {
+            let started = self.start_due().await?;
+            if started.is_empty() {
+                return Ok(total);
+            }
+            total += started.len();
+            for h in started {
+                let _ = h.await;
+            }
+        }
+    }
+
+    /// The loop beside the listeners, until `stop`.
+    pub async fn run(self, mut stop: watch::Receiver<bool>) {
+        let due = self.app.ops.signals().deliveries_due.clone();
+        let listener = {
+            let (store, due) = (self.store().clone(), due.clone());
+            tokio::spawn(async move {
+                if let Err(e) = store.listen(deliveries::CHANNEL, due).await {
+                    tracing::error!(error = %e, "delivery notifications stopped; the worker looks every 30 s");
+                }
+            })
+        };
+        loop {
+            if self.slots.available_permits() == 0 {
+                // Every slot is taken: the next free one is the next chance to send.
+                tokio::select! {
+                    _ = self.freed.notified() => continue,
+                    _ = stop.wait_for(|s| *s) => break,
+                }
+            }
+            match self.start_due().await {
+                Ok(started) if !started.is_empty() => continue,
+                Ok(_) => {}
+                Err(e) => tracing::error!(error = %format!("{e:#}"), "claiming deliveries failed; retrying"),
+            }
+            // Nothing claimable now: sleep until the next attempt falls due (or its claim
+            // lapses), unless woken first by new attempts or a finished one.
+            let wait = self.idle_for().await.max(std::time::Duration::from_millis(20));
+            tokio::select! {
+                _ = due.notified() => {}
+                _ = self.freed.notified() => {}
+                _ = tokio::time::sleep(wait) => {}
+                _ = stop.wait_for(|s| *s) => break,
+            }
+        }
+        listener.abort();
+        // Attempts in flight finish (or their claims lapse and another process makes them).
+        let _ = self.slots.acquire_many(self.concurrency as u32).await;
+    }
+}

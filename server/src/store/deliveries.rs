@@ -1,0 +1,593 @@
+//! The delivery register's storage (`webhook_deliveries`): one row per attempt.
+//!
+//! A `pending` row is an attempt to make. The first attempts of an event are written in
+//! the event's own transaction (`enqueue_for_event`), so what is to be delivered is as
+//! durable as the event, whatever order events commit in across processes. Workers
+//! claim due rows (`claim`: `FOR UPDATE SKIP LOCKED` on PostgreSQL, SQLite's one writer
+//! otherwise) by setting `claimed_until`; a claim that lapses (the process died
+//! mid-attempt) is claimed again, so every attempt is made at least once. `finish`
+//! records the outcome only while the row is still pending, so an attempt is recorded
+//! once even if two processes made it.
+
+use chrono::{DateTime, Duration, Utc};
+use sea_query::{Alias, Cond, Expr, LockBehavior, LockType, Order, Query, SimpleExpr};
+use serde_json::Value as Json;
+use uuid::Uuid;
+
+use super::{Dialect, Row, Tx};
+use crate::domain::webhooks;
+use crate::error::{Error, Result};
+
+/// PostgreSQL channel that wakes every process's delivery worker when attempts are due.
+pub const CHANNEL: &str = "gable_deliveries";
+
+fn a(name: &str) -> Alias {
+    Alias::new(name)
+}
+fn col(name: &str) -> Expr {
+    Expr::col(a(name))
+}
+fn tc(table: &str, name: &str) -> Expr {
+    Expr::col((a(table), a(name)))
+}
+
+/// Why an attempt is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    Event,
+    Retry,
+    Replay,
+    Recovery,
+    Test,
+}
+
+impl Trigger {
+    fn parse(s: &str) -> Trigger {
+        match s {
+            "retry" => Trigger::Retry,
+            "replay" => Trigger::Replay,
+            "recovery" => Trigger::Recovery,
+            "test" => Trigger::Test,
+            _ => Trigger::Event,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Event => "event",
+            Trigger::Retry => "retry",
+            Trigger::Replay => "replay",
+            Trigger::Recovery => "recovery",
+            Trigger::Test => "test",
+        }
+    }
+}
+
+/// An attempt to write.
+pub struct NewAttempt {
+    pub tenant: Uuid,
+    pub livemode: bool,
+    pub webhook_id: Uuid,
+    pub url: String,
+    pub event_id: Option<Uuid>,
+    pub event_type: String,
+    pub event_created_at: DateTime<Utc>,
+    pub attempt: i64,
+    pub trigger: Trigger,
+    pub due: DateTime<Utc>,
+    /// The body of an event that is not in `events` (a test send).
+    pub payload: Option<Json>,
+}
+
+/// Writes a pending attempt and, on PostgreSQL, wakes every process's worker when the
+/// transaction commits.
+pub async fn insert(tx: &mut Tx, n: NewAttempt, now: DateTime<Utc>) -> Result<Uuid> {
+    let d = tx.dialect();
+    let id = Uuid::now_v7();
+    let cols = [
+        "tenant_id",
+        "livemode",
+        "id",
+        "created_at",
+        "updated_at",
+        "webhook_id",
+        "event_id",
+        "event_type",
+        "event_created_at",
+        "url",
+        "attempt",
+        "trigger",
+        "status",
+        "next_attempt_at",
+        "payload",
+    ];
+    let event_id = match n.event_id {
+        Some(e) => d.uuid(e),
+        None if d == Dialect::Postgres => sea_query::Value::Uuid(None),
+        None => sea_query::Value::String(None),
+    };
+    let payload = match n.payload {
+        Some(p) => d.json(p),
+        None if d == Dialect::Postgres => sea_query::Value::Json(None),
+        None => sea_query::Value::String(None),
+    };
+    let vals: Vec<SimpleExpr> = vec![
+        Expr::val(d.uuid(n.tenant)).into(),
+        n.livemode.into(),
+        Expr::val(d.uuid(id)).into(),
+        Expr::val(d.ts(now)).into(),
+        Expr::val(d.ts(now)).into(),
+        Expr::val(d.uuid(n.webhook_id)).into(),
+        Expr::val(event_id).into(),
+        n.event_type.into(),
+        Expr::val(d.ts(n.event_created_at)).into(),
+        n.url.into(),
+        n.attempt.into(),
+        n.trigger.as_str().into(),
+        "pending".into(),
+        Expr::val(d.ts(n.due)).into(),
+        Expr::val(payload).into(),
+    ];
+    let mut ins = Query::insert();
+    ins.into_table(a("webhook_deliveries")).columns(cols.map(a)).values(vals).map_err(Error::internal)?;
+    tx.execute(&ins).await?;
+    wake_workers(tx).await?;
+    Ok(id)
+}
+
+/// On PostgreSQL, a notification delivered at commit to every process's worker.
+async fn wake_workers(tx: &mut Tx) -> Result<()> {
+    if tx.dialect() == Dialect::Postgres {
+        tx.execute(Query::select().expr(Expr::cust_with_values("pg_notify($1, '')", [CHANNEL]))).await?;
+    }
+    Ok(())
+}
+
+/// A subscription as the register needs it.
+pub struct Subscription {
+    pub id: Uuid,
+    pub url: String,
+    pub events: Vec<String>,
+}
+
+/// The enabled subscriptions of a tenant's environment.
+pub async fn enabled_subscriptions(tx: &mut Tx, tenant: Uuid, livemode: bool) -> Result<Vec<Subscription>> {
+    let d = tx.dialect();
+    let sel = Query::select()
+        .columns(["id", "url", "events"].map(a))
+        .from(a("webhooks"))
+        .and_where(col("tenant_id").eq(d.uuid(tenant)))
+        .and_where(col("livemode").eq(livemode))
+        .and_where(col("status").eq("enabled"))
+        .to_owned();
+    tx.fetch_all(&sel)
+        .await?
+        .iter()
+        .map(|r| {
+            let events = r.opt_json("events")?.and_then(|j| serde_json::from_value::<Vec<String>>(j).ok()).unwrap_or_default();
+            Ok(Subscription { id: required(r.opt_uuid("id"))?, url: required(r.opt_string("url"))?, events })
+        })
+        .collect()
+}
+
+fn required<T>(v: Result<Option<T>>) -> Result<T> {
+    v?.ok_or_else(|| Error::internal(anyhow::anyhow!("a required column of the register is empty")))
+}
+
+/// In the event's transaction: a pending first attempt for every enabled subscription
+/// of the tenant's environment that takes events of this type.
+pub async fn enqueue_for_event(tx: &mut Tx, tenant: Uuid, livemode: bool, event_id: Uuid, kind: &str, at: DateTime<Utc>) -> Result<usize> {
+    let subs = enabled_subscriptions(tx, tenant, livemode).await?;
+    let mut n = 0;
+    for s in subs.into_iter().filter(|s| webhooks::takes(&s.events, kind)) {
+        let attempt = NewAttempt {
+            tenant,
+            livemode,
+            webhook_id: s.id,
+            url: s.url,
+            event_id: Some(event_id),
+            event_type: kind.to_string(),
+            event_created_at: at,
+            attempt: 1,
+            trigger: Trigger::Event,
+            due: at,
+            payload: None,
+        };
+        insert(tx, attempt, at).await?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// A claimed attempt, with what sending it needs.
+#[derive(Debug, Clone)]
+pub struct Claimed {
+    pub tenant: Uuid,
+    pub livemode: bool,
+    pub id: Uuid,
+    pub webhook_id: Uuid,
+    pub event_id: Option<Uuid>,
+    pub event_type: String,
+    pub event_created_at: DateTime<Utc>,
+    /// The subscription's URL now (it may have changed since the attempt was written).
+    pub url: String,
+    pub attempt: i64,
+    pub trigger: Trigger,
+    pub payload: Option<Json>,
+    pub secret_sealed: Option<String>,
+    pub previous_secret_sealed: Option<String>,
+    pub previous_secret_expires_at: Option<DateTime<Utc>>,
+}
+
+/// Claims up to `limit` due attempts of enabled subscriptions, at most `room(webhook)`
+/// of each subscription, until `now + lease`. Attempts of a disabled subscription wait
+/// (re-enabling it resumes them).
+pub async fn claim(
+    tx: &mut Tx,
+    now: DateTime<Utc>,
+    lease: Duration,
+    limit: usize,
+    mut room: impl FnMut(Uuid) -> usize,
+) -> Result<Vec<Claimed>> {
+    let d = tx.dialect();
+    let (t, w) = ("d", "w");
+    let mut sel = Query::select();
+    sel.columns(
+        ["tenant_id", "livemode", "id", "webhook_id", "event_id", "event_type", "event_created_at", "attempt", "trigger", "payload"]
+            .map(|c| (a(t), a(c))),
+    )
+    .expr_as(tc(w, "url"), a("webhook_url"))
+    .columns(["secret_sealed", "previous_secret_sealed", "previous_secret_expires_at"].map(|c| (a(w), a(c))))
+    .from_as(a("webhook_deliveries"), a(t))
+    .inner_join(
+        sea_query::TableRef::TableAlias(a("webhooks").into_iden(), a(w).into_iden()),
+        Cond::all()
+            .add(tc(w, "tenant_id").equals((a(t), a("tenant_id"))))
+            .add(tc(w, "livemode").equals((a(t), a("livemode"))))
+            .add(tc(w, "id").equals((a(t), a("webhook_id")))),
+    )
+    .and_where(tc(t, "status").eq("pending"))
+    .and_where(tc(t, "next_attempt_at").lte(Expr::val(d.ts(now))))
+    .and_where(tc(t, "claimed_until").is_null().or(tc(t, "claimed_until").lt(Expr::val(d.ts(now)))))
+    .and_where(tc(w, "status").eq("enabled"))
+    .order_by((a(t), a("next_attempt_at")), Order::Asc)
+    // Candidates beyond the batch: some may be of a subscription that has no room.
+    .limit((limit * 4) as u64);
+    if d == Dialect::Postgres {
+        sel.lock_with_tables_behavior(LockType::Update, [a(t)], LockBehavior::SkipLocked);
+    }
+    let rows = tx.fetch_all(&sel).await?;
+    let mut picked = Vec::new();
+    for r in &rows {
+        if picked.len() >= limit {
+            break;
+        }
+        let webhook_id = required(r.opt_uuid("webhook_id"))?;
+        if room(webhook_id) == 0 {
+            continue;
+        }
+        picked.push(decode(r, webhook_id)?);
+    }
+    if !picked.is_empty() {
+        let keys = picked
+            .iter()
+            .map(|c| Expr::tuple([Expr::val(d.uuid(c.tenant)).into(), Expr::val(c.livemode).into(), Expr::val(d.uuid(c.id)).into()]));
+        let mut cond = Cond::any();
+        for k in keys {
+            cond = cond.add(Expr::tuple(["tenant_id", "livemode", "id"].map(|c| SimpleExpr::from(col(c)))).eq(k));
+        }
+        let up = Query::update().table(a("webhook_deliveries")).value(a("claimed_until"), d.ts(now + lease)).cond_where(cond).to_owned();
+        tx.execute(&up).await?;
+    }
+    Ok(picked)
+}
+
+use sea_query::IntoIden as _;
+
+fn decode(r: &Row, webhook_id: Uuid) -> Result<Claimed> {
+    Ok(Claimed {
+        tenant: required(r.opt_uuid("tenant_id"))?,
+        livemode: required(r.opt_bool("livemode"))?,
+        id: required(r.opt_uuid("id"))?,
+        webhook_id,
+        event_id: r.opt_uuid("event_id")?,
+        event_type: required(r.opt_string("event_type"))?,
+        event_created_at: required(r.opt_datetime("event_created_at"))?,
+        url: required(r.opt_string("webhook_url"))?,
+        attempt: required(r.opt_i64("attempt"))?,
+        trigger: Trigger::parse(&required(r.opt_string("trigger"))?),
+        payload: r.opt_json("payload")?,
+        secret_sealed: r.opt_string("secret_sealed")?,
+        previous_secret_sealed: r.opt_string("previous_secret_sealed")?,
+        previous_secret_expires_at: r.opt_datetime("previous_secret_expires_at")?,
+    })
+}
+
+/// The earliest time an attempt of an enabled subscription can be claimed: when it
+/// falls due, or when its claim lapses. The worker sleeps until then.
+pub async fn next_due(tx: &mut Tx) -> Result<Option<DateTime<Utc>>> {
+    let sel = Query::select()
+        .expr_as(
+            Expr::cust(
+                "MIN(CASE WHEN d.claimed_until IS NOT NULL AND d.claimed_until > d.next_attempt_at \
+                 THEN d.claimed_until ELSE d.next_attempt_at END)",
+            ),
+            a("due"),
+        )
+        .from_as(a("webhook_deliveries"), a("d"))
+        .inner_join(
+            sea_query::TableRef::TableAlias(a("webhooks").into_iden(), a("w").into_iden()),
+            Cond::all()
+                .add(tc("w", "tenant_id").equals((a("d"), a("tenant_id"))))
+                .add(tc("w", "livemode").equals((a("d"), a("livemode"))))
+                .add(tc("w", "id").equals((a("d"), a("webhook_id")))),
+        )
+        .and_where(tc("d", "status").eq("pending"))
+        .and_where(tc("w", "status").eq("enabled"))
+        .to_owned();
+    match tx.fetch_optional(&sel).await? {
+        Some(r) => r.opt_datetime("due"),
+        None => Ok(None),
+    }
+}
+
+/// How an attempt went.
+pub struct Outcome {
+    pub request_headers: Json,
+    pub response_status: Option<u16>,
+    pub response_headers: Option<Json>,
+    pub response_excerpt: Option<String>,
+    pub latency_ms: Option<i64>,
+    pub error: Option<String>,
+    /// A 2xx answer.
+    pub succeeded: bool,
+    /// The receiver said the endpoint is gone (410): the subscription is disabled.
+    pub gone: bool,
+    /// When the next attempt is due, if there is one.
+    pub retry_at: Option<DateTime<Utc>>,
+}
+
+/// Records an attempt's outcome (if no other process recorded it first), writes the next
+/// attempt when there is one, and keeps the subscription's health: a success clears its
+/// failing streak; a `410`, or failures only for `DISABLE_AFTER`, disable it with the
+/// reason. Returns whether this call recorded the outcome.
+pub async fn finish(tx: &mut Tx, c: &Claimed, o: &Outcome, now: DateTime<Utc>) -> Result<bool> {
+    let d = tx.dialect();
+    let status = match (o.succeeded, o.retry_at.is_some()) {
+        (true, _) => "succeeded",
+        (false, true) => "retrying",
+        (false, false) => "failed",
+    };
+    let key = Cond::all().add(col("tenant_id").eq(d.uuid(c.tenant))).add(col("livemode").eq(c.livemode)).add(col("id").eq(d.uuid(c.id)));
+    let json_or_null = |j: Option<Json>| match j {
+        Some(j) => d.json(j),
+        None if d == Dialect::Postgres => sea_query::Value::Json(None),
+        None => sea_query::Value::String(None),
+    };
+    let ts_or_null = |t: Option<DateTime<Utc>>| match t {
+        Some(t) => d.ts(t),
+        None if d == Dialect::Postgres => sea_query::Value::ChronoDateTimeUtc(None),
+        None => sea_query::Value::String(None),
+    };
+    let up = Query::update()
+        .table(a("webhook_deliveries"))
+        .value(a("status"), status)
+        .value(a("updated_at"), d.ts(now))
+        .value(a("request_headers"), d.json(o.request_headers.clone()))
+        .value(a("response_status"), o.response_status.map(i64::from))
+        .value(a("response_headers"), json_or_null(o.response_headers.clone()))
+        .value(a("response_excerpt"), o.response_excerpt.clone())
+        .value(a("latency_ms"), o.latency_ms)
+        .value(a("error"), o.error.clone())
+        .value(a("next_attempt_at"), ts_or_null(o.retry_at))
+        .value(a("claimed_until"), ts_or_null(None))
+        .cond_where(key)
+        .and_where(col("status").eq("pending"))
+        .to_owned();
+    if tx.execute(&up).await? == 0 {
+        return Ok(false);
+    }
+    if let Some(due) = o.retry_at {
+        let next = NewAttempt {
+            tenant: c.tenant,
+            livemode: c.livemode,
+            webhook_id: c.webhook_id,
+            url: c.url.clone(),
+            event_id: c.event_id,
+            event_type: c.event_type.clone(),
+            event_created_at: c.event_created_at,
+            attempt: c.attempt + 1,
+            trigger: Trigger::Retry,
+            due,
+            payload: c.payload.clone(),
+        };
+        insert(tx, next, now).await?;
+    }
+    health(tx, c, o, now).await?;
+    Ok(true)
+}
+
+/// The subscription's failing streak and, when it is over the limit, its disabling.
+async fn health(tx: &mut Tx, c: &Claimed, o: &Outcome, now: DateTime<Utc>) -> Result<()> {
+    let d = tx.dialect();
+    let key =
+        Cond::all().add(col("tenant_id").eq(d.uuid(c.tenant))).add(col("livemode").eq(c.livemode)).add(col("id").eq(d.uuid(c.webhook_id)));
+    let mut up = Query::update();
+    up.table(a("webhooks")).cond_where(key);
+    if o.succeeded {
+        up.value(
+            a("failing_since"),
+            if d == Dialect::Postgres { sea_query::Value::ChronoDateTimeUtc(None) } else { sea_query::Value::String(None) },
+        )
+        .and_where(col("failing_since").is_not_null());
+        tx.execute(&up).await?;
+        return Ok(());
+    }
+    if o.gone {
+        up.value(a("status"), "disabled").value(a("updated_at"), d.ts(now)).value(
+            a("disabled_reason"),
+            format!("The endpoint answered 410 Gone on {}; Gable stopped delivering to it.", now.format("%Y-%m-%d %H:%M UTC")),
+        );
+        tx.execute(&up).await?;
+        return Ok(());
+    }
+    // Start the streak at the first failure; disable once it is older than the limit.
+    let start = Query::update()
+        .table(a("webhooks"))
+        .value(a("failing_since"), d.ts(now))
+        .cond_where(
+            Cond::all()
+                .add(col("tenant_id").eq(d.uuid(c.tenant)))
+                .add(col("livemode").eq(c.livemode))
+                .add(col("id").eq(d.uuid(c.webhook_id))),
+        )
+        .and_where(col("failing_since").is_null())
+        .to_owned();
+    tx.execute(&start).await?;
+    let limit = now - webhooks::DISABLE_AFTER;
+    up.value(a("status"), "disabled")
+        .value(a("updated_at"), d.ts(now))
+        .value(
+            a("disabled_reason"),
+            format!(
+                "Every delivery failed for {} days; Gable stopped delivering on {}.",
+                webhooks::DISABLE_AFTER.num_days(),
+                now.format("%Y-%m-%d %H:%M UTC")
+            ),
+        )
+        .and_where(col("status").eq("enabled"))
+        .and_where(col("failing_since").lte(Expr::val(d.ts(limit))));
+    tx.execute(&up).await?;
+    Ok(())
+}
+
+/// Deletes attempts older than `before` (the register keeps 30 days).
+pub async fn delete_before(tx: &mut Tx, before: DateTime<Utc>) -> Result<u64> {
+    let d = tx.dialect();
+    tx.execute(Query::delete().from_table(a("webhook_deliveries")).and_where(col("created_at").lt(Expr::val(d.ts(before))))).await
+}
+
+/// The key of one row of a tenant table.
+fn row_key(d: Dialect, tenant: Uuid, livemode: bool, id: Uuid) -> Cond {
+    Cond::all().add(col("tenant_id").eq(d.uuid(tenant))).add(col("livemode").eq(livemode)).add(col("id").eq(d.uuid(id)))
+}
+
+/// A subscription's sealed signing secret (the caller has read and locked the row).
+pub async fn sealed_secret(tx: &mut Tx, tenant: Uuid, livemode: bool, webhook: Uuid) -> Result<Option<String>> {
+    let d = tx.dialect();
+    let sel = Query::select().column(a("secret_sealed")).from(a("webhooks")).cond_where(row_key(d, tenant, livemode, webhook)).to_owned();
+    match tx.fetch_optional(&sel).await? {
+        Some(r) => r.opt_string("secret_sealed"),
+        None => Ok(None),
+    }
+}
+
+/// Replaces a subscription's signing secret; the one it replaces keeps signing until
+/// `previous_until`.
+pub async fn rotate_secret(
+    tx: &mut Tx,
+    tenant: Uuid,
+    livemode: bool,
+    webhook: Uuid,
+    sealed: String,
+    (previous, previous_until): (Option<String>, DateTime<Utc>),
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let d = tx.dialect();
+    let up = Query::update()
+        .table(a("webhooks"))
+        .value(a("secret_sealed"), sealed)
+        .value(a("previous_secret_sealed"), previous)
+        .value(a("previous_secret_expires_at"), d.ts(previous_until))
+        .value(a("updated_at"), d.ts(now))
+        .cond_where(row_key(d, tenant, livemode, webhook))
+        .to_owned();
+    tx.execute(&up).await?;
+    Ok(())
+}
+
+/// The body of a test send (kept on its attempts, since it is not an event of `events`).
+pub async fn payload_of(tx: &mut Tx, tenant: Uuid, livemode: bool, delivery: Uuid) -> Result<Option<Json>> {
+    let d = tx.dialect();
+    let sel =
+        Query::select().column(a("payload")).from(a("webhook_deliveries")).cond_where(row_key(d, tenant, livemode, delivery)).to_owned();
+    match tx.fetch_optional(&sel).await? {
+        Some(r) => r.opt_json("payload"),
+        None => Ok(None),
+    }
+}
+
+/// The highest attempt number of an event's deliveries to a subscription (0 if none).
+pub async fn last_attempt(tx: &mut Tx, tenant: Uuid, livemode: bool, webhook: Uuid, event: Uuid) -> Result<i64> {
+    let d = tx.dialect();
+    let sel = Query::select()
+        .expr_as(Expr::col(a("attempt")).max(), a("n"))
+        .from(a("webhook_deliveries"))
+        .and_where(col("tenant_id").eq(d.uuid(tenant)))
+        .and_where(col("livemode").eq(livemode))
+        .and_where(col("webhook_id").eq(d.uuid(webhook)))
+        .and_where(col("event_id").eq(d.uuid(event)))
+        .to_owned();
+    Ok(match tx.fetch_optional(&sel).await? {
+        Some(r) => r.opt_i64("n")?.unwrap_or(0),
+        None => 0,
+    })
+}
+
+/// The events since `since` (of the types `takes` accepts) that a subscription has not
+/// received: no attempt succeeded, and none is pending.
+pub async fn undelivered_events(
+    tx: &mut Tx,
+    tenant: Uuid,
+    livemode: bool,
+    webhook: Uuid,
+    since: DateTime<Utc>,
+) -> Result<Vec<(Uuid, String, DateTime<Utc>)>> {
+    let d = tx.dialect();
+    let received = Query::select()
+        .expr(Expr::cust("1"))
+        .from_as(a("webhook_deliveries"), a("d"))
+        .and_where(tc("d", "tenant_id").equals((a("e"), a("tenant_id"))))
+        .and_where(tc("d", "livemode").equals((a("e"), a("livemode"))))
+        .and_where(tc("d", "event_id").equals((a("e"), a("id"))))
+        .and_where(tc("d", "webhook_id").eq(d.uuid(webhook)))
+        .and_where(tc("d", "status").is_in(["succeeded", "pending"]))
+        .to_owned();
+    let sel = Query::select()
+        .columns(["id", "type", "created_at"].map(|c| (a("e"), a(c))))
+        .from_as(a("events"), a("e"))
+        .and_where(tc("e", "tenant_id").eq(d.uuid(tenant)))
+        .and_where(tc("e", "livemode").eq(livemode))
+        .and_where(tc("e", "created_at").gte(Expr::val(d.ts(since))))
+        .and_where(Expr::exists(received).not())
+        .order_by((a("e"), a("created_at")), Order::Asc)
+        .to_owned();
+    tx.fetch_all(&sel)
+        .await?
+        .iter()
+        .map(|r| Ok((required(r.opt_uuid("id"))?, required(r.opt_string("type"))?, required(r.opt_datetime("created_at"))?)))
+        .collect()
+}
+
+/// Makes a subscription's waiting retries of events since `since` due now (recovery
+/// after an outage: no waiting hours for the next scheduled retry). Returns how many.
+pub async fn expedite(tx: &mut Tx, tenant: Uuid, livemode: bool, webhook: Uuid, since: DateTime<Utc>, now: DateTime<Utc>) -> Result<u64> {
+    let d = tx.dialect();
+    let up = Query::update()
+        .table(a("webhook_deliveries"))
+        .value(a("next_attempt_at"), d.ts(now))
+        .value(a("updated_at"), d.ts(now))
+        .and_where(col("tenant_id").eq(d.uuid(tenant)))
+        .and_where(col("livemode").eq(livemode))
+        .and_where(col("webhook_id").eq(d.uuid(webhook)))
+        .and_where(col("status").eq("pending"))
+        .and_where(col("event_created_at").gte(Expr::val(d.ts(since))))
+        .and_where(col("next_attempt_at").gt(Expr::val(d.ts(now))))
+        .and_where(col("claimed_until").is_null().or(col("claimed_until").lt(Expr::val(d.ts(now)))))
+        .to_owned();
+    let n = tx.execute(&up).await?;
+    if n > 0 {
+        wake_workers(tx).await?;
+    }
+    Ok(n)
+}

@@ -1,0 +1,462 @@
+//! Webhooks end to end (issue 9), on SQLite and PostgreSQL, against a real receiver:
+//! subscriptions with sealed secrets, signed deliveries, the register, retries on the
+//! injectable clock, 410 and redirects, rotation, replays, recovery and test sends.
+
+use chrono::Duration;
+use gable::domain::webhooks::verify;
+use gable_tests::receiver::{Received, Receiver};
+use gable_tests::{Backend, TestApp};
+use serde_json::{json, Value};
+
+/// Runs a story on both databases, with the default settings (no allow-list).
+macro_rules! both_strict {
+    ($story:ident) => {
+        gable_tests::both!($story);
+    };
+}
+
+/// Runs a story on both databases, with the receiver's addresses allowed.
+macro_rules! both_allowed {
+    ($story:ident) => {
+        mod $story {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let app = super::spawn(gable_tests::Backend::Sqlite).await.unwrap();
+                super::$story(&app).await;
+                app.stop().await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let Some(app) = super::spawn(gable_tests::Backend::Postgres).await else { return };
+                super::$story(&app).await;
+                app.stop().await;
+            }
+        }
+    };
+}
+
+async fn spawn(backend: Backend) -> Option<TestApp> {
+    TestApp::spawn_with_args(backend, allowed()).await
+}
+
+/// Listener settings that let deliveries reach the receiver on this machine.
+fn allowed() -> gable::config::ServeArgs {
+    let mut args = TestApp::serve_args(None);
+    args.webhook_allow_cidrs = vec!["127.0.0.0/8".parse().unwrap()];
+    args
+}
+
+struct Hook {
+    id: String,
+    secret: String,
+}
+
+async fn subscribe(app: &TestApp, key: &str, url: &str, events: Value) -> Hook {
+    let r = app.call(key, "POST", "/v1/webhooks", Some(json!({ "url": url, "events": events }))).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let secret = r.body["data"]["secret"].as_str().expect("the secret is in the create response").to_string();
+    Hook { id: r.body["data"]["id"].as_str().unwrap().to_string(), secret }
+}
+
+fn verified(got: &Received, secret: &str, at: chrono::DateTime<chrono::Utc>) -> bool {
+    verify(&got.body, got.header("gable-timestamp"), got.header("gable-signature"), secret, at).is_ok()
+}
+
+/// Verified as the receiver would have, when it arrived (the clock has moved since).
+fn verified_on_arrival(got: &Received, secret: &str) -> bool {
+    let sent: i64 = got.header("gable-timestamp").and_then(|t| t.parse().ok()).unwrap_or_default();
+    verified(got, secret, chrono::DateTime::from_timestamp(sent, 0).unwrap_or_default())
+}
+
+/// Waits until the subscription's register has `n` attempts, none of them in flight.
+async fn settled(app: &TestApp, key: &str, hook: &str, n: usize) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let all = attempts(app, key, hook).await;
+        let recorded = all.iter().filter(|a| a["status"] != "pending" || a["trigger"] == "retry").count();
+        if all.len() >= n && recorded == all.len() {
+            return all;
+        }
+        assert!(std::time::Instant::now() < deadline, "the register has {all:?}, expected {n} settled attempts");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+async fn attempts(app: &TestApp, key: &str, hook: &str) -> Vec<Value> {
+    let mut all = app.all_pages(key, &format!("/v1/webhook-deliveries?filter[webhook_id]={hook}&sort=created_at")).await;
+    all.sort_by_key(|d| d["attempt"].as_i64());
+    all
+}
+
+async fn deliver(app: &TestApp) -> usize {
+    gable::jobs::deliver_due(&app.state).await.expect("deliveries")
+}
+
+async fn signed_deliveries_reach_their_subscribers(app: &TestApp) {
+    let t = app.tenant("A").await;
+    let key = t.test_key.as_str();
+    let rx = Receiver::start().await;
+    // Unknown event names are refused, naming the name.
+    let r =
+        app.call(key, "POST", "/v1/webhooks", Some(json!({ "url": rx.url("/ok"), "events": ["lead.created", "lead.teleported"] }))).await;
+    r.assert_error(400, "validation_failed");
+    assert!(r.text.contains("lead.teleported"), "{}", r.text);
+
+    let named = subscribe(app, key, &rx.url("/ok"), json!(["lead.created"])).await;
+    let everything = subscribe(app, key, &rx.url("/ok"), json!(["*"])).await;
+    assert!(named.secret.starts_with("whsec_") && named.secret.len() >= 6 + 43, "at least 256 bits");
+    // The secret is shown once, and kept sealed: never in a read, never in plain.
+    let r = app.call(key, "GET", &format!("/v1/webhooks/{}", named.id), None).await;
+    assert!(r.body["data"].get("secret").is_none() && !r.text.contains(&named.secret));
+    assert_eq!(app.count_where("webhooks", &format!("secret_sealed LIKE '%{}%'", &named.secret[6..20])).await, 0);
+    assert_eq!(app.count_where("webhooks", "secret_sealed IS NULL").await, 0);
+
+    let listing = app.create(key, "leads", json!({ "name": "Ada", "email": "ada@example.com" })).await;
+    deliver(app).await;
+    let got = rx.wait_for(2, 10).await;
+    let now = app.clock.now();
+    for (hook, req) in [(&named, &got[0]), (&everything, &got[1])] {
+        let body = req.json();
+        assert_eq!(body["type"], "lead.created");
+        assert_eq!(body["object"], "event");
+        assert_eq!(body["data"]["object"]["id"], listing["id"]);
+        assert_eq!(req.header("gable-event-id"), body["id"].as_str());
+        assert_eq!(req.header("content-type"), Some("application/json"));
+        assert!(req.header("user-agent").is_some_and(|ua| ua.contains("Gable")));
+        let ts: i64 = req.header("gable-timestamp").unwrap().parse().unwrap();
+        assert!((now.timestamp() - ts).abs() < 60);
+        assert!(req.header("gable-signature").unwrap().starts_with("v1="));
+        // One of the two verifies under each secret (the order of the two is not fixed).
+        let _ = hook;
+    }
+    for hook in [&named, &everything] {
+        assert_eq!(got.iter().filter(|g| verified(g, &hook.secret, now)).count(), 1, "exactly one delivery per subscription");
+    }
+    // A tampered body, a wrong secret and a stale timestamp do not verify.
+    let mut tampered = got[0].clone();
+    tampered.body.push(b' ');
+    assert!(!verified(&tampered, &named.secret, now) && !verified(&tampered, &everything.secret, now));
+    assert!(!verified(&got[0], "whsec_wrong", now));
+    assert!(
+        !verified(&got[0], &named.secret, now + Duration::seconds(301))
+            && !verified(&got[0], &everything.secret, now + Duration::seconds(301))
+    );
+
+    // A type only the wildcard takes.
+    let property = app
+        .create(
+            key,
+            "properties",
+            json!({ "name": "P", "kind": "residential", "address": { "line1": "1 A St", "city": "X", "country": "US" } }),
+        )
+        .await;
+    app.create(key, "workorders", json!({ "property_id": property["id"], "title": "Leak" })).await;
+    deliver(app).await;
+    let got = rx.wait_for(3, 10).await;
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[2].json()["type"], "workorder.created");
+    assert!(verified(&got[2], &everything.secret, app.clock.now()));
+
+    // The register: one succeeded attempt each, with what was sent and answered.
+    let named_attempts = attempts(app, key, &named.id).await;
+    assert_eq!(named_attempts.len(), 1);
+    let a = &named_attempts[0];
+    assert_eq!((a["status"].as_str(), a["attempt"].as_i64(), a["trigger"].as_str()), (Some("succeeded"), Some(1), Some("event")));
+    assert_eq!(a["response_status"], 200);
+    assert_eq!(a["response_excerpt"], "thanks");
+    assert_eq!(a["response_headers"]["x-receiver"], "ok");
+    assert!(a["request_headers"]["Gable-Signature"].as_str().unwrap().starts_with("v1="));
+    assert_eq!(a["event_type"], "lead.created");
+    assert!(a["latency_ms"].as_i64().unwrap() >= 0);
+    assert_eq!(attempts(app, key, &everything.id).await.len(), 2);
+}
+both_allowed!(signed_deliveries_reach_their_subscribers);
+
+async fn failures_are_retried_on_schedule(app: &TestApp) {
+    let t = app.tenant("A").await;
+    let key = t.test_key.as_str();
+    let rx = Receiver::start().await;
+    let hook = subscribe(app, key, &rx.url("/flaky/2"), json!(["lead.created"])).await;
+    app.create(key, "leads", json!({ "name": "Ada" })).await;
+    deliver(app).await;
+    rx.wait_for(1, 10).await;
+    let first = settled(app, key, &hook.id, 2).await;
+    assert_eq!(first.len(), 2, "the failed attempt and the next one, pending");
+    assert_eq!((first[0]["status"].as_str(), first[0]["response_status"].as_i64()), (Some("retrying"), Some(503)));
+    assert_eq!((first[1]["status"].as_str(), first[1]["trigger"].as_str()), (Some("pending"), Some("retry")));
+    // Not before its time (5 s ± 20 %) …
+    assert_eq!(deliver(app).await, 0);
+    app.clock.advance(Duration::seconds(7));
+    deliver(app).await;
+    rx.wait_for(2, 10).await;
+    // … then 5 min ± 20 %.
+    app.clock.advance(Duration::minutes(3));
+    assert_eq!(deliver(app).await, 0);
+    app.clock.advance(Duration::minutes(4));
+    deliver(app).await;
+    let got = rx.wait_for(3, 10).await;
+    assert!(got.iter().all(|g| verified_on_arrival(g, &hook.secret)));
+    let all = settled(app, key, &hook.id, 3).await;
+    let statuses: Vec<_> = all.iter().map(|a| a["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["retrying", "retrying", "succeeded"]);
+    // The subscription's failing streak ended with the success.
+    let r = app.call(key, "GET", &format!("/v1/webhooks/{}", hook.id), None).await;
+    assert!(r.body["data"]["failing_since"].is_null());
+}
+both_allowed!(failures_are_retried_on_schedule);
+
+async fn gone_disables_and_redirects_are_not_followed(app: &TestApp) {
+    let t = app.tenant("A").await;
+    let key = t.test_key.as_str();
+    let rx = Receiver::start().await;
+    let gone = subscribe(app, key, &rx.url("/gone"), json!(["lead.created"])).await;
+    let moved = subscribe(app, key, &rx.url("/redirect"), json!(["lead.created"])).await;
+    app.create(key, "leads", json!({ "name": "Ada" })).await;
+    deliver(app).await;
+    let got = rx.wait_for(2, 10).await;
+    assert!(got.iter().all(|g| g.path != "/ok"), "the redirect was followed");
+    settled(app, key, &gone.id, 1).await;
+    settled(app, key, &moved.id, 2).await;
+    let r = app.call(key, "GET", &format!("/v1/webhooks/{}", gone.id), None).await;
+    assert_eq!(r.body["data"]["status"], "disabled");
+    assert!(r.body["data"]["disabled_reason"].as_str().unwrap().contains("410"));
+    let a = attempts(app, key, &gone.id).await;
+    assert_eq!((a.len(), a[0]["status"].as_str()), (1, Some("failed")), "no retry after 410");
+    let a = attempts(app, key, &moved.id).await;
+    assert_eq!((a[0]["status"].as_str(), a[0]["response_status"].as_i64()), (Some("retrying"), Some(302)));
+    // Re-enabled by its owner, it takes events again and its reason is gone.
+    let r = app.call(key, "PATCH", &format!("/v1/webhooks/{}", gone.id), Some(json!({ "status": "enabled", "url": rx.url("/ok") }))).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(r.body["data"]["disabled_reason"].is_null());
+}
+both_allowed!(gone_disables_and_redirects_are_not_followed);
+
+async fn rotation_signs_with_both_secrets_for_a_day(app: &TestApp) {
+    let t = app.tenant("A").await;
+    let key = t.test_key.as_str();
+    let rx = Receiver::start().await;
+    let hook = subscribe(app, key, &rx.url("/ok"), json!(["*"])).await;
+    let r = app.call(key, "POST", &format!("/v1/webhooks/{}/rotate_secret", hook.id), None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let new_secret = r.body["data"]["secret"].as_str().unwrap().to_string();
+    assert_ne!(new_secret, hook.secret);
+    app.create(key, "leads", json!({ "name": "Ada" })).await;
+    deliver(app).await;
+    let got = rx.wait_for(1, 10).await;
+    let now = app.clock.now();
+    assert_eq!(got[0].header("gable-signature").unwrap().matches("v1=").count(), 2);
+    assert!(verified(&got[0], &hook.secret, now) && verified(&got[0], &new_secret, now));
+    app.clock.advance(Duration::hours(25));
+    app.create(key, "leads", json!({ "name": "Bob" })).await;
+    deliver(app).await;
+    let got = rx.wait_for(2, 10).await;
+    let now = app.clock.now();
+    assert_eq!(got[1].header("gable-signature").unwrap().matches("v1=").count(), 1);
+    assert!(verified(&got[1], &new_secret, now) && !verified(&got[1], &hook.secret, now));
+}
+both_allowed!(rotation_signs_with_both_secrets_for_a_day);
+
+async fn replays_recovery_and_test_sends(app: &TestApp) {
+    let t = app.tenant("A").await;
+    let key = t.test_key.as_str();
+    let rx = Receiver::start().await;
+    let hook = subscribe(app, key, &rx.url("/fail"), json!(["lead.created"])).await;
+    let other = subscribe(app, key, &rx.url("/ok"), json!(["lead.created"])).await;
+    for name in ["Ada", "Bob"] {
+        app.create(key, "leads", json!({ "name": name })).await;
+    }
+    deliver(app).await;
+    rx.wait_for(4, 10).await;
+    // The outage ends: the receiver moves, and everything missed since then is sent again.
+    let since = gable::domain::value::format_datetime(&(app.clock.now() - Duration::minutes(1)));
+    let r = app.call(key, "PATCH", &format!("/v1/webhooks/{}", hook.id), Some(json!({ "url": rx.url("/ok") }))).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = app.call(key, "POST", &format!("/v1/webhooks/{}/recover", hook.id), Some(json!({ "since": since }))).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["data"]["deliveries_queued"], 2);
+    deliver(app).await;
+    let got = rx.wait_for(6, 10).await;
+    assert_eq!(got.iter().filter(|g| g.path == "/ok" && verified(g, &hook.secret, app.clock.now())).count(), 2);
+    let recovered = settled(app, key, &hook.id, 4).await;
+    assert_eq!(recovered.iter().filter(|a| a["status"] == "succeeded").count(), 2, "{recovered:?}");
+    // Nothing is missing any more: a second recovery queues nothing.
+    let r = app.call(key, "POST", &format!("/v1/webhooks/{}/recover", hook.id), Some(json!({ "since": since }))).await;
+    assert_eq!(r.body["data"]["deliveries_queued"], 0);
+
+    // Replay one delivery, then one event to every subscriber.
+    let first = attempts(app, key, &other.id).await[0].clone();
+    let r = app.call(key, "POST", &format!("/v1/webhook-deliveries/{}/replay", first["id"].as_str().unwrap()), None).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!((r.body["data"]["trigger"].as_str(), r.body["data"]["attempt"].as_i64()), (Some("replay"), Some(2)));
+    let event = first["event_id"].as_str().unwrap();
+    let r = app.call(key, "POST", &format!("/v1/events/{event}/replay"), None).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.body["data"].as_array().unwrap().len(), 2, "both subscriptions take lead.created");
+    deliver(app).await;
+    let got = rx.wait_for(9, 10).await;
+    let replays: Vec<_> = got[6..].iter().map(|g| g.json()["id"].as_str().unwrap().to_string()).collect();
+    assert!(replays.iter().all(|id| id == event));
+    let ts: Vec<i64> = got.iter().filter_map(|g| g.header("gable-timestamp")?.parse().ok()).collect();
+    assert!(ts.iter().all(|t| *t > 0));
+
+    // A test send of any type, marked as a test, through the same path.
+    let r = app.call(key, "POST", &format!("/v1/webhooks/{}/test", other.id), Some(json!({ "type": "lease.signed" }))).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.body["data"]["trigger"], "test");
+    let r2 = app.call(key, "POST", &format!("/v1/webhooks/{}/test", other.id), Some(json!({ "type": "lease.exploded" }))).await;
+    r2.assert_error(400, "validation_failed");
+    deliver(app).await;
+    let got = rx.wait_for(10, 10).await;
+    let sample = got[9].json();
+    assert_eq!((sample["type"].as_str(), sample["test"].as_bool()), (Some("lease.signed"), Some(true)));
+    assert_eq!(sample["data"]["object"]["object"], "lease");
+    assert!(verified(&got[9], &other.secret, app.clock.now()));
+}
+both_allowed!(replays_recovery_and_test_sends);
+
+/// The SSRF guard with no allow-list: every spelling of a private or reserved address is
+/// refused when subscribing (a clear 400), and an attempt to one is refused and recorded.
+async fn private_addresses_are_refused(strict: &TestApp) {
+    let rx = Receiver::start().await;
+    let port = rx.addr.port();
+    let t = strict.tenant("A").await;
+    let key = t.test_key.as_str();
+    for url in [
+        format!("http://127.0.0.1:{port}/ok"),
+        format!("http://localhost:{port}/ok"),
+        format!("http://2130706433:{port}/ok"),
+        format!("http://0177.0.0.1:{port}/ok"),
+        format!("http://127.1:{port}/ok"),
+        format!("http://[::ffff:127.0.0.1]:{port}/ok"),
+        format!("http://[::1]:{port}/ok"),
+        "http://169.254.169.254/latest/meta-data".to_string(),
+        "http://10.0.0.8/hook".to_string(),
+        "http://100.64.0.1/hook".to_string(),
+        "http://192.0.2.10/hook".to_string(),
+        "http://[fd00::1]/hook".to_string(),
+        "http://user:pass@hooks.example.com/hook".to_string(),
+        "ftp://hooks.example.com/hook".to_string(),
+    ] {
+        let r = strict.call(key, "POST", "/v1/webhooks", Some(json!({ "url": url, "events": ["*"] }))).await;
+        r.assert_error(400, "validation_failed");
+        assert_eq!(r.param(), "url", "{url}");
+    }
+    // A second node of the deployment allows the receiver's network but delivers nothing
+    // itself: subscribed there, the attempt is made here, refused before any connection,
+    // and the register says why.
+    let mut args = allowed();
+    args.delivery_concurrency = 0;
+    let lenient = strict.second_node_with(args).await;
+    let hook = subscribe(&lenient, key, &rx.url("/ok"), json!(["lead.created"])).await;
+    lenient.create(key, "leads", json!({ "name": "Ada" })).await;
+    deliver(strict).await;
+    let a = settled(strict, key, &hook.id, 1).await;
+    assert!(a[0]["error"].as_str().unwrap_or_default().contains("loopback"), "{a:?}");
+    assert!(a[0]["response_status"].is_null());
+    assert!(rx.received().is_empty(), "the receiver was reached");
+    lenient.stop().await;
+}
+both_strict!(private_addresses_are_refused);
+
+/// Five days of nothing but failures disable the subscription, saying why.
+async fn five_days_of_failures_disable(app: &TestApp) {
+    let t = app.tenant("A").await;
+    let key = t.test_key.as_str();
+    let rx = Receiver::start().await;
+    let hook = subscribe(app, key, &rx.url("/fail"), json!(["lead.created"])).await;
+    app.create(key, "leads", json!({ "name": "Ada" })).await;
+    deliver(app).await;
+    settled(app, key, &hook.id, 2).await;
+    let r = app.call(key, "GET", &format!("/v1/webhooks/{}", hook.id), None).await;
+    assert!(r.body["data"]["failing_since"].is_string() && r.body["data"]["status"] == "enabled");
+    app.clock.advance(Duration::days(5) + Duration::minutes(1));
+    app.create(key, "leads", json!({ "name": "Bob" })).await;
+    deliver(app).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let r = app.call(key, "GET", &format!("/v1/webhooks/{}", hook.id), None).await;
+        if r.body["data"]["status"] == "disabled" {
+            assert!(r.body["data"]["disabled_reason"].as_str().unwrap().contains("5 days"), "{}", r.text);
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "still enabled: {}", r.text);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+both_allowed!(five_days_of_failures_disable);
+
+/// A receiver slower than the 10 s timeout: recorded as a timeout, and retried.
+async fn slow_receivers_time_out_and_are_retried(app: &TestApp) {
+    let t = app.tenant("A").await;
+    let key = t.test_key.as_str();
+    let rx = Receiver::start().await;
+    let hook = subscribe(app, key, &rx.url("/slow/11000"), json!(["lead.created"])).await;
+    app.create(key, "leads", json!({ "name": "Ada" })).await;
+    let started = std::time::Instant::now();
+    deliver(app).await;
+    let a = settled(app, key, &hook.id, 2).await;
+    assert!(started.elapsed() >= std::time::Duration::from_secs(10), "given up after {:?}", started.elapsed());
+    assert_eq!(a[0]["status"], "retrying");
+    assert!(a[0]["error"].as_str().unwrap().contains("timed out"), "{a:?}");
+    // The retry is due 5 s (±20 %) later; the clock runs on while the first attempt waits,
+    // so on a slow machine the retry may already have been made (and timed out) too.
+    assert_eq!(a[1]["trigger"], "retry");
+    assert!(matches!(a[1]["status"].as_str(), Some("pending" | "retrying")), "{a:?}");
+}
+both_allowed!(slow_receivers_time_out_and_are_retried);
+
+/// Two processes on one PostgreSQL: each event reaches each subscriber exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_processes_deliver_each_event_once() {
+    let Some(app) = spawn(Backend::Postgres).await else { return };
+    let t = app.tenant("A").await;
+    let key = t.test_key.as_str();
+    let rx = Receiver::start().await;
+    subscribe(&app, key, &rx.url("/ok"), json!(["lead.created"])).await;
+    let mut args = TestApp::serve_args(None);
+    args.webhook_allow_cidrs = vec!["127.0.0.0/8".parse().unwrap()];
+    let other = app.second_node_with(args).await;
+    let n = 300;
+    let creates = (0..n).map(|i| {
+        let node = if i % 2 == 0 { &app } else { &other };
+        async move { node.create(key, "leads", json!({ "name": format!("Lead {i}") })).await }
+    });
+    futures::future::join_all(creates).await;
+    let (a, b) = tokio::join!(gable::jobs::deliver_due(&app.state), gable::jobs::deliver_due(&other.state));
+    a.unwrap();
+    b.unwrap();
+    let got = rx.wait_for(n, 30).await;
+    // Let any duplicate arrive before counting.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let got = if rx.received().len() > got.len() { rx.received() } else { got };
+    let ids: std::collections::HashSet<String> = got.iter().map(|g| g.header("gable-event-id").unwrap().to_string()).collect();
+    assert_eq!((got.len(), ids.len()), (n, n), "every event once, none twice");
+    other.stop().await;
+    app.stop().await;
+}
+
+/// Every one of the 23 event types can be delivered: a test send of each reaches the
+/// receiver signed, with the type's record as `data.object`.
+async fn every_event_type_is_deliverable(app: &TestApp) {
+    let t = app.tenant("A").await;
+    let key = t.test_key.as_str();
+    let rx = Receiver::start().await;
+    let hook = subscribe(app, key, &rx.url("/ok"), json!(["*"])).await;
+    let types = gable::domain::events::EVENT_TYPES;
+    for e in types {
+        let r = app.call(key, "POST", &format!("/v1/webhooks/{}/test", hook.id), Some(json!({ "type": e.name }))).await;
+        assert_eq!(r.status, 201, "{}: {}", e.name, r.text);
+    }
+    deliver(app).await;
+    let got = rx.wait_for(types.len(), 20).await;
+    for e in types {
+        let req = got.iter().find(|g| g.json()["type"] == e.name).unwrap_or_else(|| panic!("{} never arrived", e.name));
+        let body = req.json();
+        let object = gable::domain::collections::collection(e.collection).unwrap().object;
+        assert_eq!(body["data"]["object"]["object"], object, "{}", e.name);
+        assert_eq!(body["test"], true);
+        assert!(verified_on_arrival(req, &hook.secret), "{}", e.name);
+    }
+    assert_eq!(types.len(), 23);
+}
+both_allowed!(every_event_type_is_deliverable);
