@@ -4,6 +4,7 @@
 #   make lint                 cargo fmt --check + clippy -D warnings, as CI (.ci/lint)
 #   make bench                bench/run (when it exists)
 #   make bench-writes         bench/writes
+#   make bench-webhooks       bench/webhooks
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -13,7 +14,7 @@ SHELL := /bin/bash
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 ARGS ?=
 
-.PHONY: help install-tools install-runtime-tools build release run test ci lint bench bench-writes lint-scripts
+.PHONY: help install-tools install-runtime-tools build release run test ci lint bench bench-writes bench-webhooks lint-scripts
 
 help:
 	@echo "make run [ARGS=...]   install runtime tools, cargo leptos build --release, run target/release/gable serve ARGS"
@@ -22,6 +23,7 @@ help:
 	@echo "make ci               .ci/run (what CI runs: make test with timing, PostgreSQL mandatory)"
 	@echo "make bench            bench/run (if present)"
 	@echo "make bench-writes     bench/writes: the write path (payments created and succeeded)"
+	@echo "make bench-webhooks   bench/webhooks: webhook deliveries/s after an outage, commit-to-receipt latency"
 	@echo "make build / release  cargo leptos build (debug / --release)"
 	@echo "make install-tools    .ci/install-tools (full)"
 	@echo "make lint-scripts     bash -n + shellcheck on the .ci scripts"
@@ -76,3 +78,6 @@ lint-scripts:
 
 bench-writes:
 	exec bash bench/writes
+
+bench-webhooks:
+	exec bash bench/webhooks

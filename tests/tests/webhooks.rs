@@ -184,9 +184,11 @@ async fn failures_are_retried_on_schedule(app: &TestApp) {
     assert_eq!(first.len(), 2, "the failed attempt and the next one, pending");
     assert_eq!((first[0]["status"].as_str(), first[0]["response_status"].as_i64()), (Some("retrying"), Some(503)));
     assert_eq!((first[1]["status"].as_str(), first[1]["trigger"].as_str()), (Some("pending"), Some("retry")));
-    // Not before its time (5 s ± 20 %) …
+    // Not before its time (5 s ± 20 %) … (the clock is set back a minute first, so a slow
+    // machine's own seconds cannot make the retry due while the test looks)
+    app.clock.advance(Duration::seconds(-60));
     assert_eq!(deliver(app).await, 0);
-    app.clock.advance(Duration::seconds(7));
+    app.clock.advance(Duration::seconds(67));
     deliver(app).await;
     rx.wait_for(2, 10).await;
     // … then 5 min ± 20 %.
@@ -273,7 +275,10 @@ async fn replays_recovery_and_test_sends(app: &TestApp) {
     assert_eq!(r.status, 200, "{}", r.text);
     let r = app.call(key, "POST", &format!("/v1/webhooks/{}/recover", hook.id), Some(json!({ "since": since }))).await;
     assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(r.body["data"]["deliveries_queued"], 2);
+    // Both events are queued again, unless a slow machine made one's 5-s retry already
+    // (to the new URL): that one is on its way, not missing.
+    let queued = r.body["data"]["deliveries_queued"].as_u64().unwrap();
+    assert!((1..=2).contains(&queued), "{}", r.text);
     deliver(app).await;
     let got = rx.wait_for(6, 10).await;
     assert_eq!(got.iter().filter(|g| g.path == "/ok" && verified(g, &hook.secret, app.clock.now())).count(), 2);

@@ -62,6 +62,11 @@ impl Deliverer {
         }
     }
 
+    /// Attempts this process is making now.
+    fn in_flight(&self) -> usize {
+        self.concurrency - self.slots.available_permits()
+    }
+
     fn store(&self) -> &Store {
         &self.app.store
     }
@@ -237,7 +242,7 @@ impl Deliverer {
     async fn idle_for(&self) -> std::time::Duration {
         let next = async {
             let mut tx = self.store().begin_system(Intent::Read).await?;
-            let due = deliveries::next_due(&mut tx).await?;
+            let due = deliveries::next_due(&mut tx, self.now()).await?;
             tx.commit().await?;
             Ok::<_, Error>(due)
         };
@@ -275,8 +280,10 @@ impl Deliverer {
             })
         };
         loop {
-            if self.slots.available_permits() == 0 {
-                // Every slot is taken: the next free one is the next chance to send.
+            // Claim in batches: while attempts are in flight, wait until a quarter of the
+            // slots is free (one claim per freed slot would be a transaction per attempt).
+            let batch = (self.concurrency / 4).max(1);
+            if self.slots.available_permits() < batch && self.in_flight() > 0 {
                 tokio::select! {
                     _ = self.freed.notified() => continue,
                     _ = stop.wait_for(|s| *s) => break,
@@ -287,9 +294,10 @@ impl Deliverer {
                 Ok(_) => {}
                 Err(e) => tracing::error!(error = %format!("{e:#}"), "claiming deliveries failed; retrying"),
             }
-            // Nothing claimable now: sleep until the next attempt falls due (or its claim
-            // lapses), unless woken first by new attempts or a finished one.
-            let wait = self.idle_for().await.max(std::time::Duration::from_millis(20));
+            // Nothing claimable now. With attempts in flight, the next chance is a finished
+            // one (due attempts may be waiting for their subscription's room); otherwise
+            // sleep until the next attempt falls due. New attempts wake the loop either way.
+            let wait = if self.in_flight() > 0 { IDLE } else { self.idle_for().await.max(std::time::Duration::from_millis(20)) };
             tokio::select! {
                 _ = due.notified() => {}
                 _ = self.freed.notified() => {}

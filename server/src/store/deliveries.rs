@@ -246,10 +246,13 @@ pub async fn claim(
             .add(tc(w, "livemode").equals((a(t), a("livemode"))))
             .add(tc(w, "id").equals((a(t), a("webhook_id")))),
     )
-    .and_where(tc(t, "status").eq("pending"))
+    // Literals, not parameters: PostgreSQL uses the partial index `webhook_deliveries_due`
+    // (`WHERE status = 'pending'`) only when the query says 'pending' itself, also in
+    // a prepared statement's generic plan.
+    .and_where(Expr::cust("d.status = 'pending'"))
     .and_where(tc(t, "next_attempt_at").lte(Expr::val(d.ts(now))))
     .and_where(tc(t, "claimed_until").is_null().or(tc(t, "claimed_until").lt(Expr::val(d.ts(now)))))
-    .and_where(tc(w, "status").eq("enabled"))
+    .and_where(Expr::cust("w.status = 'enabled'"))
     .order_by((a(t), a("next_attempt_at")), Order::Asc)
     // Candidates beyond the batch: some may be of a subscription that has no room.
     .limit((limit * 4) as u64);
@@ -303,17 +306,14 @@ fn decode(r: &Row, webhook_id: Uuid) -> Result<Claimed> {
     })
 }
 
-/// The earliest time an attempt of an enabled subscription can be claimed: when it
-/// falls due, or when its claim lapses. The worker sleeps until then.
-pub async fn next_due(tx: &mut Tx) -> Result<Option<DateTime<Utc>>> {
+/// The earliest time an unclaimed attempt of an enabled subscription falls due: the
+/// worker sleeps until then. (A claim that lapses because its process died is found by
+/// the worker's periodic look, at most `IDLE` later.) One row read through the partial
+/// index `webhook_deliveries_due`, in due order.
+pub async fn next_due(tx: &mut Tx, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
+    let d = tx.dialect();
     let sel = Query::select()
-        .expr_as(
-            Expr::cust(
-                "MIN(CASE WHEN d.claimed_until IS NOT NULL AND d.claimed_until > d.next_attempt_at \
-                 THEN d.claimed_until ELSE d.next_attempt_at END)",
-            ),
-            a("due"),
-        )
+        .expr_as(tc("d", "next_attempt_at"), a("due"))
         .from_as(a("webhook_deliveries"), a("d"))
         .inner_join(
             sea_query::TableRef::TableAlias(a("webhooks").into_iden(), a("w").into_iden()),
@@ -322,8 +322,11 @@ pub async fn next_due(tx: &mut Tx) -> Result<Option<DateTime<Utc>>> {
                 .add(tc("w", "livemode").equals((a("d"), a("livemode"))))
                 .add(tc("w", "id").equals((a("d"), a("webhook_id")))),
         )
-        .and_where(tc("d", "status").eq("pending"))
-        .and_where(tc("w", "status").eq("enabled"))
+        .and_where(Expr::cust("d.status = 'pending'"))
+        .and_where(Expr::cust("w.status = 'enabled'"))
+        .and_where(tc("d", "claimed_until").is_null().or(tc("d", "claimed_until").lt(Expr::val(d.ts(now)))))
+        .order_by((a("d"), a("next_attempt_at")), Order::Asc)
+        .limit(1)
         .to_owned();
     match tx.fetch_optional(&sel).await? {
         Some(r) => r.opt_datetime("due"),
