@@ -52,6 +52,30 @@ macro_rules! both {
     };
 }
 
+/// Runs a test story on SQLite and on PostgreSQL, as two tests, on servers whose
+/// webhook deliveries may reach receivers on this machine (`TestApp::local_webhooks`).
+#[macro_export]
+macro_rules! both_local_webhooks {
+    ($story:ident) => {
+        mod $story {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let args = $crate::TestApp::local_webhooks();
+                let app = $crate::TestApp::spawn_with_args($crate::Backend::Sqlite, args).await.expect("a SQLite server");
+                super::$story(&app).await;
+                app.stop().await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let args = $crate::TestApp::local_webhooks();
+                let Some(app) = $crate::TestApp::spawn_with_args($crate::Backend::Postgres, args).await else { return };
+                super::$story(&app).await;
+                app.stop().await;
+            }
+        }
+    };
+}
+
 pub struct TestApp {
     pub backend: Backend,
     /// Production base address, e.g. `http://127.0.0.1:41234`.
@@ -233,6 +257,14 @@ impl TestApp {
             webhook_allow_cidrs: Vec::new(),
             delivery_concurrency: gable::jobs::deliveries::CONCURRENCY,
         }
+    }
+
+    /// Listener settings whose webhook deliveries may reach receivers on this machine
+    /// (127.0.0.0/8, which the SSRF guard refuses otherwise).
+    pub fn local_webhooks() -> ServeArgs {
+        let mut args = Self::serve_args(None);
+        args.webhook_allow_cidrs = vec!["127.0.0.0/8".parse().expect("a CIDR")];
+        args
     }
 
     /// A fresh migrated PostgreSQL database and its URL.

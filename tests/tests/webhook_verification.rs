@@ -11,34 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gable::domain::webhooks::{generate_secret, sign, TOLERANCE_SECS};
-use gable_tests::{Backend, TestApp};
+use gable_tests::TestApp;
 use serde_json::{json, Value};
-
-/// Runs a story on both databases, with local receivers allowed.
-macro_rules! both_allowed {
-    ($story:ident) => {
-        mod $story {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                let app = super::spawn(gable_tests::Backend::Sqlite).await.unwrap();
-                super::$story(&app).await;
-                app.stop().await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                let Some(app) = super::spawn(gable_tests::Backend::Postgres).await else { return };
-                super::$story(&app).await;
-                app.stop().await;
-            }
-        }
-    };
-}
-
-async fn spawn(backend: Backend) -> Option<TestApp> {
-    let mut args = TestApp::serve_args(None);
-    args.webhook_allow_cidrs = vec!["127.0.0.0/8".parse().unwrap()];
-    TestApp::spawn_with_args(backend, args).await
-}
 
 const WAIT: Duration = Duration::from_secs(15);
 
@@ -339,7 +313,7 @@ async fn python_verifies_every_delivery(app: &TestApp) {
     assert_ne!(refused[0]["status"], "succeeded");
     assert_eq!(refused[0]["response_excerpt"], "no matching signature");
 }
-both_allowed!(python_verifies_every_delivery);
+gable_tests::both_local_webhooks!(python_verifies_every_delivery);
 
 /// The Python receiver between the README's marker comments, as printed there.
 fn readme_receiver() -> String {
@@ -402,4 +376,4 @@ async fn the_readme_receiver_works(app: &TestApp) {
     assert_eq!(register.len(), 5, "{register:?}");
     assert!(register.iter().all(|a| a["status"] == "succeeded" && a["response_status"] == 200), "{register:?}");
 }
-both_allowed!(the_readme_receiver_works);
+gable_tests::both_local_webhooks!(the_readme_receiver_works);

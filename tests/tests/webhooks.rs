@@ -8,44 +8,6 @@ use gable_tests::receiver::{Received, Receiver};
 use gable_tests::{Backend, TestApp};
 use serde_json::{json, Value};
 
-/// Runs a story on both databases, with the default settings (no allow-list).
-macro_rules! both_strict {
-    ($story:ident) => {
-        gable_tests::both!($story);
-    };
-}
-
-/// Runs a story on both databases, with the receiver's addresses allowed.
-macro_rules! both_allowed {
-    ($story:ident) => {
-        mod $story {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                let app = super::spawn(gable_tests::Backend::Sqlite).await.unwrap();
-                super::$story(&app).await;
-                app.stop().await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                let Some(app) = super::spawn(gable_tests::Backend::Postgres).await else { return };
-                super::$story(&app).await;
-                app.stop().await;
-            }
-        }
-    };
-}
-
-async fn spawn(backend: Backend) -> Option<TestApp> {
-    TestApp::spawn_with_args(backend, allowed()).await
-}
-
-/// Listener settings that let deliveries reach the receiver on this machine.
-fn allowed() -> gable::config::ServeArgs {
-    let mut args = TestApp::serve_args(None);
-    args.webhook_allow_cidrs = vec!["127.0.0.0/8".parse().unwrap()];
-    args
-}
-
 struct Hook {
     id: String,
     secret: String,
@@ -175,7 +137,7 @@ async fn signed_deliveries_reach_their_subscribers(app: &TestApp) {
     assert!(a["latency_ms"].as_i64().unwrap() >= 0);
     assert_eq!(attempts(app, key, &everything.id).await.len(), 2);
 }
-both_allowed!(signed_deliveries_reach_their_subscribers);
+gable_tests::both_local_webhooks!(signed_deliveries_reach_their_subscribers);
 
 async fn failures_are_retried_on_schedule(app: &TestApp) {
     let t = app.tenant("A").await;
@@ -210,7 +172,7 @@ async fn failures_are_retried_on_schedule(app: &TestApp) {
     let r = app.call(key, "GET", &format!("/v1/webhooks/{}", hook.id), None).await;
     assert!(r.body["data"]["failing_since"].is_null());
 }
-both_allowed!(failures_are_retried_on_schedule);
+gable_tests::both_local_webhooks!(failures_are_retried_on_schedule);
 
 async fn gone_disables_and_redirects_are_not_followed(app: &TestApp) {
     let t = app.tenant("A").await;
@@ -236,7 +198,7 @@ async fn gone_disables_and_redirects_are_not_followed(app: &TestApp) {
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(r.body["data"]["disabled_reason"].is_null());
 }
-both_allowed!(gone_disables_and_redirects_are_not_followed);
+gable_tests::both_local_webhooks!(gone_disables_and_redirects_are_not_followed);
 
 async fn rotation_signs_with_both_secrets_for_a_day(app: &TestApp) {
     let t = app.tenant("A").await;
@@ -261,7 +223,7 @@ async fn rotation_signs_with_both_secrets_for_a_day(app: &TestApp) {
     assert_eq!(got[1].header("gable-signature").unwrap().matches("v1=").count(), 1);
     assert!(verified(&got[1], &new_secret, now) && !verified(&got[1], &hook.secret, now));
 }
-both_allowed!(rotation_signs_with_both_secrets_for_a_day);
+gable_tests::both_local_webhooks!(rotation_signs_with_both_secrets_for_a_day);
 
 async fn replays_recovery_and_test_sends(app: &TestApp) {
     let t = app.tenant("A").await;
@@ -331,7 +293,7 @@ async fn replays_recovery_and_test_sends(app: &TestApp) {
     assert_eq!(sample["data"]["object"]["object"], "lease");
     assert!(verified(&got[9], &other.secret, app.clock.now()));
 }
-both_allowed!(replays_recovery_and_test_sends);
+gable_tests::both_local_webhooks!(replays_recovery_and_test_sends);
 
 /// The SSRF guard with no allow-list: every spelling of a private or reserved address is
 /// refused when subscribing (a clear 400), and an attempt to one is refused and recorded.
@@ -363,7 +325,7 @@ async fn private_addresses_are_refused(strict: &TestApp) {
     // A second node of the deployment allows the receiver's network but delivers nothing
     // itself: subscribed there, the attempt is made here, refused before any connection,
     // and the register says why.
-    let mut args = allowed();
+    let mut args = TestApp::local_webhooks();
     args.delivery_concurrency = 0;
     let lenient = strict.second_node_with(args).await;
     let hook = subscribe(&lenient, key, &rx.url("/ok"), json!(["lead.created"])).await;
@@ -375,7 +337,8 @@ async fn private_addresses_are_refused(strict: &TestApp) {
     assert!(rx.received().is_empty(), "the receiver was reached");
     lenient.stop().await;
 }
-both_strict!(private_addresses_are_refused);
+// The default settings: no allow-list.
+gable_tests::both!(private_addresses_are_refused);
 
 /// Five days of nothing but failures disable the subscription, saying why.
 async fn five_days_of_failures_disable(app: &TestApp) {
@@ -402,7 +365,7 @@ async fn five_days_of_failures_disable(app: &TestApp) {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
-both_allowed!(five_days_of_failures_disable);
+gable_tests::both_local_webhooks!(five_days_of_failures_disable);
 
 /// A receiver slower than the 10 s timeout: recorded as a timeout, and retried.
 async fn slow_receivers_time_out_and_are_retried(app: &TestApp) {
@@ -422,19 +385,17 @@ async fn slow_receivers_time_out_and_are_retried(app: &TestApp) {
     assert_eq!(a[1]["trigger"], "retry");
     assert!(matches!(a[1]["status"].as_str(), Some("pending" | "retrying")), "{a:?}");
 }
-both_allowed!(slow_receivers_time_out_and_are_retried);
+gable_tests::both_local_webhooks!(slow_receivers_time_out_and_are_retried);
 
 /// Two processes on one PostgreSQL: each event reaches each subscriber exactly once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_processes_deliver_each_event_once() {
-    let Some(app) = spawn(Backend::Postgres).await else { return };
+    let Some(app) = TestApp::spawn_with_args(Backend::Postgres, TestApp::local_webhooks()).await else { return };
     let t = app.tenant("A").await;
     let key = t.test_key.as_str();
     let rx = Receiver::start().await;
     subscribe(&app, key, &rx.url("/ok"), json!(["lead.created"])).await;
-    let mut args = TestApp::serve_args(None);
-    args.webhook_allow_cidrs = vec!["127.0.0.0/8".parse().unwrap()];
-    let other = app.second_node_with(args).await;
+    let other = app.second_node_with(TestApp::local_webhooks()).await;
     let n = 300;
     let creates = (0..n).map(|i| {
         let node = if i % 2 == 0 { &app } else { &other };
@@ -478,4 +439,4 @@ async fn every_event_type_is_deliverable(app: &TestApp) {
     }
     assert_eq!(types.len(), 23);
 }
-both_allowed!(every_event_type_is_deliverable);
+gable_tests::both_local_webhooks!(every_event_type_is_deliverable);
