@@ -372,35 +372,56 @@ fn CreateKeyForm(csrf: String, service_account_id: String, livemode: bool, actio
     }
 }
 
-/// The once-shown secret of a new key, with a copy button.
+/// The once-shown secret of a new key.
 #[component]
 fn NewSecret(created: CreatedKey) -> impl IntoView {
-    let secret = created.secret.clone();
+    let details = format!("{} key · {}", created.key.environment, created.key.scopes.join(", "));
+    let footer = view! { <p class="muted small">{details}</p> }.into_any();
+    view! {
+        <SecretOnce secret=created.secret code_id="new-key-secret" button_id="copy-key" footer>
+            <p class="warning"><strong>"Copy this key now."</strong>" You will not be able to see it again; Gable keeps only a fingerprint of it."</p>
+        </SecretOnce>
+    }
+}
+
+/// A secret shown this once (a key, a signing secret) with a copy button; `children` is
+/// the warning above it, `footer` what follows it. Keys and webhook secrets share it.
+#[component]
+pub(crate) fn SecretOnce(
+    secret: String,
+    code_id: &'static str,
+    button_id: &'static str,
+    footer: AnyView,
+    children: Children,
+) -> impl IntoView {
     let copied = RwSignal::new(false);
-    let copy = move |_| {
+    let copy = {
         let secret = secret.clone();
-        #[cfg(feature = "hydrate")]
-        {
-            if let Some(w) = web_sys::window() {
-                let promise = w.navigator().clipboard().write_text(&secret);
-                wasm_bindgen_futures::spawn_local(async move {
-                    if wasm_bindgen_futures::JsFuture::from(promise).await.is_ok() {
-                        copied.set(true);
-                    }
-                });
+        move |_| {
+            let secret = secret.clone();
+            #[cfg(feature = "hydrate")]
+            {
+                if let Some(w) = web_sys::window() {
+                    let promise = w.navigator().clipboard().write_text(&secret);
+                    wasm_bindgen_futures::spawn_local(async move {
+                        if wasm_bindgen_futures::JsFuture::from(promise).await.is_ok() {
+                            copied.set(true);
+                        }
+                    });
+                }
             }
+            #[cfg(not(feature = "hydrate"))]
+            let _ = secret;
         }
-        #[cfg(not(feature = "hydrate"))]
-        let _ = secret;
     };
     view! {
         <div class="secret" role="status">
-            <p class="warning"><strong>"Copy this key now."</strong>" You will not be able to see it again; Gable keeps only a fingerprint of it."</p>
+            {children()}
             <div class="secret-row">
-                <code id="new-key-secret">{created.secret.clone()}</code>
-                <button type="button" id="copy-key" on:click=copy>{move || if copied.get() { "Copied" } else { "Copy" }}</button>
+                <code id=code_id>{secret}</code>
+                <button type="button" id=button_id on:click=copy>{move || if copied.get() { "Copied" } else { "Copy" }}</button>
             </div>
-            <p class="muted small">{format!("{} key · {}", created.key.environment, created.key.scopes.join(", "))}</p>
+            {footer}
         </div>
     }
 }

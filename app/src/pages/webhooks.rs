@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
-use super::{err_text, me, short_time, FormError};
+use super::{err_text, me, short_time, FormError, SecretOnce};
 use crate::api::*;
 use crate::service::{DeliveryView, WebhookView, WebhookWithSecret};
 
@@ -21,36 +21,16 @@ fn events_summary(events: &[String]) -> String {
     }
 }
 
-/// A secret shown once, with a copy button (like a new API key's).
+/// The signing secret, shown once (after creation or a rotation).
 #[component]
 fn ShownOnce(created: WebhookWithSecret, #[prop(into)] note: String) -> impl IntoView {
-    let secret = created.secret.clone();
-    let copied = RwSignal::new(false);
-    let copy = move |_| {
-        let secret = secret.clone();
-        #[cfg(feature = "hydrate")]
-        {
-            if let Some(w) = web_sys::window() {
-                let promise = w.navigator().clipboard().write_text(&secret);
-                wasm_bindgen_futures::spawn_local(async move {
-                    if wasm_bindgen_futures::JsFuture::from(promise).await.is_ok() {
-                        copied.set(true);
-                    }
-                });
-            }
-        }
-        #[cfg(not(feature = "hydrate"))]
-        let _ = secret;
-    };
+    let footer =
+        view! { <p class="muted small">"Verify the "<code>"Gable-Signature"</code>" header of every delivery with it (see the README)."</p> }
+            .into_any();
     view! {
-        <div class="secret" role="status">
+        <SecretOnce secret=created.secret code_id="new-webhook-secret" button_id="copy-secret" footer>
             <p class="warning"><strong>"Copy this signing secret now."</strong>" You will not be able to see it again. "{note}</p>
-            <div class="secret-row">
-                <code id="new-webhook-secret">{created.secret.clone()}</code>
-                <button type="button" id="copy-secret" on:click=copy>{move || if copied.get() { "Copied" } else { "Copy" }}</button>
-            </div>
-            <p class="muted small">"Verify the "<code>"Gable-Signature"</code>" header of every delivery with it (see the README)."</p>
-        </div>
+        </SecretOnce>
     }
 }
 
