@@ -5,6 +5,7 @@
 #   make bench                bench/run (when it exists)
 #   make bench-writes         bench/writes
 #   make bench-webhooks       bench/webhooks
+#   make bench-payments       BENCH_MODE=payments bench/writes
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -14,7 +15,7 @@ SHELL := /bin/bash
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 ARGS ?=
 
-.PHONY: help install-tools install-runtime-tools build release run test ci lint bench bench-writes bench-webhooks lint-scripts
+.PHONY: help install-tools install-runtime-tools build release run test ci lint bench bench-writes bench-webhooks bench-payments lint-scripts
 
 help:
 	@echo "make run [ARGS=...]   install runtime tools, cargo leptos build --release, run target/release/gable serve ARGS"
@@ -22,8 +23,9 @@ help:
 	@echo "make lint             .ci/lint: cargo fmt --check, cargo clippy -D warnings (workspace + WASM frontend)"
 	@echo "make ci               .ci/run (what CI runs: make test with timing, PostgreSQL mandatory)"
 	@echo "make bench            bench/run (if present)"
-	@echo "make bench-writes     bench/writes: the write path (payments created and succeeded)"
+	@echo "make bench-writes     bench/writes: the write path (test payments created succeeded, then reversed)"
 	@echo "make bench-webhooks   bench/webhooks: webhook deliveries/s after an outage, commit-to-receipt latency"
+	@echo "make bench-payments   BENCH_MODE=payments bench/writes: idempotent test payments per second"
 	@echo "make build / release  cargo leptos build (debug / --release)"
 	@echo "make install-tools    .ci/install-tools (full)"
 	@echo "make lint-scripts     bash -n + shellcheck on the .ci scripts"
@@ -81,3 +83,6 @@ bench-writes:
 
 bench-webhooks:
 	exec bash bench/webhooks
+
+bench-payments:
+	BENCH_MODE=payments exec bash bench/writes

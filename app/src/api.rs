@@ -6,7 +6,8 @@ use leptos::prelude::*;
 use leptos::server_fn::ServerFnError;
 
 use crate::service::{
-    ApiKeyView, CreatedKey, DeliveryDetail, DeliveryView, Me, RoleView, ServiceAccount, UserView, WebhookView, WebhookWithSecret,
+    ApiKeyView, CreatedKey, DeliveryDetail, DeliveryView, Me, RoleView, SandboxReset, ServiceAccount, UserView, WebhookView,
+    WebhookWithSecret,
 };
 
 #[cfg(feature = "ssr")]
@@ -367,6 +368,27 @@ pub async fn get_webhook_delivery(id: String) -> Result<DeliveryDetail, ServerFn
 pub async fn replay_webhook_delivery(csrf: String, id: String) -> Result<DeliveryView, ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
     console.replay_webhook_delivery(&me, &id).await.map_err(ssr::error)
+}
+
+/// The word a person types to confirm a sandbox reset.
+pub const RESET_WORD: &str = "reset";
+
+/// Resets the sandbox (owners and admins), once `confirm` is the word `reset`: the second
+/// step of the Sandbox page. Then goes back to the page with what happened in its query
+/// (`?reset=done&deleted=N&demo=…`), which shows it with or without WebAssembly and closes
+/// the confirmation step.
+#[server(endpoint = "reset_sandbox")]
+pub async fn reset_sandbox(csrf: String, demo: bool, #[server(default)] confirm: String) -> Result<SandboxReset, ServerFnError> {
+    let (console, me) = ssr::signed_in_with(&csrf).await?;
+    if !confirm.trim().eq_ignore_ascii_case(RESET_WORD) {
+        return Err(ssr::error(crate::service::ConsoleError::Invalid {
+            field: "confirm".into(),
+            message: format!("Type {RESET_WORD} in the box to confirm; nothing was deleted."),
+        }));
+    }
+    let done = console.reset_sandbox(&me, demo).await.map_err(ssr::error)?;
+    leptos_axum::redirect(&format!("/console/sandbox?reset=done&deleted={}&demo={}", done.rows_deleted, done.demo));
+    Ok(done)
 }
 
 /// The collection names, for the key scopes picker.

@@ -11,6 +11,7 @@ use leptos_router::hooks::use_params_map;
 use crate::api::*;
 use crate::service::{ApiKeyView, CreatedKey, Me};
 
+pub mod sandbox;
 pub mod webhooks;
 
 /// A server function's error in words (without the framework's prefix).
@@ -115,6 +116,7 @@ pub fn ConsoleLayout() -> impl IntoView {
                             <A href="/console" exact=true>"Overview"</A>
                             <A href="/console/service-accounts">"API access"</A>
                             <A href="/console/webhooks">"Webhooks"</A>
+                            <A href="/console/sandbox">"Sandbox"</A>
                             <A href="/console/team">"Team"</A>
                         </nav>
                         <div class="session">

@@ -182,6 +182,16 @@ pub struct DeliveryDetail {
     pub response_excerpt: Option<String>,
 }
 
+/// What a sandbox reset did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SandboxReset {
+    /// Sandbox rows deleted: records of every collection, ledger lines, delivery attempts
+    /// and idempotency keys.
+    pub rows_deleted: u64,
+    /// Whether the demo portfolio was made afterwards.
+    pub demo: bool,
+}
+
 /// What can go wrong, in words a property manager understands.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ConsoleError {
@@ -236,7 +246,7 @@ mod ssr {
 
     /// Implemented by the server (`server/src/console`). Every method that acts for a
     /// user takes the `Me` of a session checked by `session`; methods that change
-    /// service accounts, keys, users or webhooks refuse (`Forbidden`) unless `me.can_manage`.
+    /// service accounts, keys, users, webhooks or the sandbox refuse (`Forbidden`) unless `me.can_manage`.
     #[async_trait::async_trait]
     pub trait Console: Send + Sync + 'static {
         /// Creates a tenant, its roles (Owner, Admin, Read-only staff) and its first user
@@ -288,5 +298,10 @@ mod ssr {
         async fn webhook_delivery(&self, me: &Me, id: &str) -> Result<DeliveryDetail>;
         /// Sends the attempt's event again, as a new attempt.
         async fn replay_webhook_delivery(&self, me: &Me, id: &str) -> Result<DeliveryView>;
+
+        /// Deletes every sandbox record of the user's tenant and its sandbox clock, whatever
+        /// environment the console shows (never live data, keys, service accounts or users);
+        /// with `demo`, then makes the demo portfolio in the sandbox. Owners and admins only.
+        async fn reset_sandbox(&self, me: &Me, demo: bool) -> Result<SandboxReset>;
     }
 }

@@ -54,6 +54,11 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         random_seed: u64,
     },
+    /// Manages a tenant's sandbox.
+    Sandbox {
+        #[command(subcommand)]
+        command: SandboxCommand,
+    },
     /// Prints the schema the registry implies (how the first migrations were made).
     #[command(hide = true)]
     Schema {
@@ -68,6 +73,19 @@ enum TenantCommand {
     Create {
         #[arg(long)]
         name: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum SandboxCommand {
+    /// Deletes every sandbox record of a tenant and its sandbox clock (never live data,
+    /// never keys), and prints what was deleted as JSON.
+    Reset {
+        #[arg(long)]
+        tenant: Uuid,
+        /// Then make the demo portfolio (a property, units, a listing, a lease and its rent).
+        #[arg(long)]
+        demo: bool,
     },
 }
 
@@ -203,6 +221,25 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             let counts = crate::seed::seed(&store, tenant, env.livemode(), size, random_seed, true).await?;
             print_json(&counts)
         }
+        Command::Sandbox { command: SandboxCommand::Reset { tenant, demo } } => {
+            let store = open(&store_args).await?;
+            anyhow::ensure!(store.tenant_exists(tenant).await?, "no tenant {tenant}");
+            let deleted = {
+                let mut tx = store.begin_system(crate::store::Intent::Write).await?;
+                let n = crate::store::sandbox::reset(&mut tx, tenant).await?;
+                tx.commit().await?;
+                n
+            };
+            let portfolio = if demo {
+                let postgres = store.dialect() == Dialect::Postgres;
+                let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, postgres)?;
+                let ops = crate::ops::Operations::new(store.clone(), crate::clock::Clock::system(), key);
+                Some(crate::demo::portfolio(&ops, tenant).await?)
+            } else {
+                None
+            };
+            print_json(&serde_json::json!({ "object": "sandbox_reset", "tenant_id": tenant, "rows_deleted": deleted, "demo": portfolio }))
+        }
         Command::Serve(_) => {
             let store = open(&store_args).await?;
             let postgres = store.dialect() == Dialect::Postgres;
@@ -215,18 +252,22 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
                 let tenant = store.create_tenant("Demo Properties").await?;
                 let sa = store.service_account(tenant, "default").await?;
                 let key = store.create_key(tenant, sa, false, vec!["*".into()], None).await?;
+                // Something to call, and an invoice for the first test payment to pay.
+                let demo = crate::demo::portfolio(&app.state.ops, tenant).await?;
                 // A closed stdout must not stop the server (println! would panic).
                 use std::io::Write;
                 let _ = writeln!(
                     std::io::stdout().lock(),
                     "\nWelcome to Gable. A demo tenant was created ({tenant}).\n\n  \
                      Console:     {}/\n  API:         {}/v1\n  Sandbox API: {}/v1\n  API description: {}/v1/openapi.json\n\n  \
-                     Sandbox key (shown once): {}\n\n  Try:  curl -H 'Authorization: Bearer {}' {}/v1/properties\n",
+                     Sandbox key (shown once): {}\n\n  Its sandbox holds a demo portfolio: a property, units, a listing and an active lease \
+                     whose rent ({} period(s)) is invoiced.\n\n  Try:  curl -H 'Authorization: Bearer {}' {}/v1/properties\n",
                     settings.public_url,
                     settings.public_url,
                     settings.sandbox_public_url,
                     settings.public_url,
                     key.secret,
+                    demo.rent_billed,
                     key.secret,
                     settings.sandbox_public_url,
                 );
@@ -360,6 +401,21 @@ mod tests {
         let bad = format!("{:#}", resolve(&["serve"], None, &[("GABLE_WEBHOOK_ALLOW_CIDRS", "10.0.0.0/33")]).unwrap_err());
         assert!(bad.contains("10.0.0.0/33") && bad.contains("GABLE_WEBHOOK_ALLOW_CIDRS"), "{bad}");
         assert!(resolve(&["serve", "--webhook-allow-cidrs", "nonsense"], None, &[]).is_err());
+    }
+
+    #[test]
+    fn rate_limits_come_from_each_layer() {
+        let limits = |c: Config| (c.rate_limit_live, c.rate_limit_test);
+        assert_eq!(limits(resolve(&["serve"], None, &[]).unwrap()), (100, 25), "DESIGN.md §9's defaults");
+        let file = "rate_limit_live = 500\nrate_limit_test = 50";
+        assert_eq!(limits(resolve(&["serve"], Some(file), &[]).unwrap()), (500, 50));
+        let env = [("GABLE_RATE_LIMIT_TEST", "0")];
+        assert_eq!(limits(resolve(&["serve"], Some(file), &env).unwrap()), (500, 0));
+        let flags = resolve(&["serve", "--rate-limit-live", "7", "--rate-limit-test", "3"], Some(file), &env).unwrap();
+        assert_eq!(limits(flags.clone()), (7, 3));
+        assert_eq!((flags.serve().rate_limit_live, flags.serve().rate_limit_test), (7, 3));
+        let bad = format!("{:#}", resolve(&["serve"], None, &[("GABLE_RATE_LIMIT_LIVE", "-1")]).unwrap_err());
+        assert!(bad.contains("GABLE_RATE_LIMIT_LIVE"), "{bad}");
     }
 
     #[test]

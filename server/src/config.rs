@@ -23,12 +23,15 @@ const DEFAULT_DATA_DIR: &str = "./gable-data";
 const DEFAULT_SITE_ROOT: &str = "target/site";
 const DEFAULT_SCHEDULER_INTERVAL_SECS: u64 = 60;
 const DEFAULT_DELIVERY_CONCURRENCY: usize = 64;
+/// Requests per second per credential (`http::rate_limit`); the burst is one second's worth.
+pub const DEFAULT_RATE_LIMIT_LIVE: u32 = 100;
+pub const DEFAULT_RATE_LIMIT_TEST: u32 = 25;
 
 /// The environment variable of each setting. The names predate the file (and
 /// `DATABASE_URL`, `LEPTOS_SITE_ROOT` are what other tools already set), so they are
 /// listed rather than derived from a prefix; other `GABLE_*` variables (`GABLE_LOG`,
 /// the test harness's) are not settings.
-pub const ENVIRONMENT: [(&str, &str); 12] = [
+pub const ENVIRONMENT: [(&str, &str); 14] = [
     ("addr", "GABLE_ADDR"),
     ("sandbox_addr", "GABLE_SANDBOX_ADDR"),
     ("public_url", "GABLE_PUBLIC_URL"),
@@ -41,6 +44,8 @@ pub const ENVIRONMENT: [(&str, &str); 12] = [
     ("webhook_allow_cidrs", "GABLE_WEBHOOK_ALLOW_CIDRS"),
     ("master_key", "GABLE_MASTER_KEY"),
     ("delivery_concurrency", "GABLE_DELIVERY_CONCURRENCY"),
+    ("rate_limit_live", "GABLE_RATE_LIMIT_LIVE"),
+    ("rate_limit_test", "GABLE_RATE_LIMIT_TEST"),
 ];
 
 #[derive(Debug, Clone, Args, Serialize)]
@@ -100,6 +105,13 @@ pub struct ServeArgs {
     /// [env: GABLE_DELIVERY_CONCURRENCY]
     #[arg(long, default_value_t = DEFAULT_DELIVERY_CONCURRENCY)]
     pub delivery_concurrency: usize,
+    /// Requests per second each live key may make on the `/v1` API (bursts of one second's
+    /// worth); 0 = unlimited. Per process. [env: GABLE_RATE_LIMIT_LIVE]
+    #[arg(long, default_value_t = DEFAULT_RATE_LIMIT_LIVE)]
+    pub rate_limit_live: u32,
+    /// As `--rate-limit-live`, for test (sandbox) keys. [env: GABLE_RATE_LIMIT_TEST]
+    #[arg(long, default_value_t = DEFAULT_RATE_LIMIT_TEST)]
+    pub rate_limit_test: u32,
 }
 
 /// What the running server needs to know beyond its store.
@@ -134,6 +146,8 @@ pub struct Config {
     /// directory for SQLite; required for PostgreSQL.
     pub master_key: Option<crate::crypto::KeyText>,
     pub delivery_concurrency: usize,
+    pub rate_limit_live: u32,
+    pub rate_limit_test: u32,
 }
 
 impl Default for Config {
@@ -151,6 +165,8 @@ impl Default for Config {
             webhook_allow_cidrs: Vec::new(),
             master_key: None,
             delivery_concurrency: DEFAULT_DELIVERY_CONCURRENCY,
+            rate_limit_live: DEFAULT_RATE_LIMIT_LIVE,
+            rate_limit_test: DEFAULT_RATE_LIMIT_TEST,
         }
     }
 }
@@ -204,6 +220,8 @@ impl Config {
             trusted_proxies: self.trusted_proxies.clone(),
             webhook_allow_cidrs: self.webhook_allow_cidrs.clone(),
             delivery_concurrency: self.delivery_concurrency,
+            rate_limit_live: self.rate_limit_live,
+            rate_limit_test: self.rate_limit_test,
         }
     }
 }

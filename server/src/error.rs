@@ -50,12 +50,25 @@ pub enum Error {
     /// 409 `conflict`.
     #[error("{0}")]
     Conflict(String),
+    /// 400 `missing_idempotency_key`: the operation needs an `Idempotency-Key`.
+    #[error("{0}")]
+    MissingIdempotencyKey(String),
+    /// 409 `idempotency_key_in_use`: a request with the same key is still running.
+    #[error("a request with this Idempotency-Key is still in progress; retry once it has finished")]
+    IdempotencyKeyInUse,
+    /// 422 `idempotency_key_reused`: the key was used for a different request.
+    #[error("{0}")]
+    IdempotencyKeyReused(String),
     /// 413 `payload_too_large`.
     #[error("the request body is larger than {0} bytes")]
     PayloadTooLarge(usize),
     /// 415 `unsupported_media_type`.
     #[error("{0}")]
     UnsupportedMediaType(String),
+    /// 429 `rate_limited`: the credential is over its rate limit (`http::rate_limit`);
+    /// carries the whole seconds until a request will be allowed (`Retry-After`).
+    #[error("this API key has made too many requests; retry in {retry_after_secs} s (see the RateLimit and Retry-After headers)")]
+    RateLimited { retry_after_secs: u64 },
     /// 500 `internal_error`: the cause is logged, never shown.
     #[error("internal error")]
     Internal(#[source] anyhow::Error),

@@ -72,9 +72,10 @@ impl Application {
         let state = Arc::new(AppState { store, ops, cursors, settings, outbound });
         // The client layer (`http::client`) reads the trusted proxies from the request.
         let trusted = axum::Extension(http::client::TrustedProxies::new(&state.settings.trusted_proxies));
-        let live_router =
-            http::router(ApiState { app: state.clone(), livemode: true }, Some((leptos, console, console_config))).layer(trusted.clone());
-        let test_router = http::router(ApiState { app: state.clone(), livemode: false }, None).layer(trusted);
+        let rate_limits = http::rate_limit::RateLimits::new(args.rate_limit_live, args.rate_limit_test);
+        let live_api = ApiState { app: state.clone(), livemode: true, rate_limits: rate_limits.clone() };
+        let live_router = http::router(live_api, Some((leptos, console, console_config))).layer(trusted.clone());
+        let test_router = http::router(ApiState { app: state.clone(), livemode: false, rate_limits }, None).layer(trusted);
         let scheduler_interval = (args.scheduler_interval_secs > 0).then(|| std::time::Duration::from_secs(args.scheduler_interval_secs));
         let delivery_concurrency = args.delivery_concurrency;
         Ok(Application { live, test, live_addr, test_addr, state, scheduler_interval, delivery_concurrency, live_router, test_router })

@@ -22,6 +22,8 @@ pub struct AppState {
 pub struct ApiState {
     pub app: Arc<AppState>,
     pub livemode: bool,
+    /// Per-credential rate limits (`http::rate_limit`), shared by both listeners.
+    pub rate_limits: Arc<crate::http::rate_limit::RateLimits>,
 }
 
 impl ApiState {

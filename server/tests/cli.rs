@@ -100,13 +100,59 @@ fn first_serve_welcomes_with_a_working_sandbox_key() {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        // The demo tenant's sandbox holds the demo portfolio: the first call returns data.
+        let props = get_json(&url, &key);
+        let invoices = get_json(&format!("{sandbox}/invoices?filter[status]=open"), &key);
         let _ = child.kill();
         let _ = child.wait();
         assert_eq!(status, 200, "{name}: the printed key did not work ({last_error})");
+        assert_eq!(props["data"].as_array().map(Vec::len), Some(1), "{name}: {props}");
+        assert!(invoices["data"].as_array().is_some_and(|a| !a.is_empty()), "{name}: an open rent invoice to pay: {invoices}");
         // A second start on the same store creates no further tenant.
         let (ok, out, err) = gable(&store, &["tenant", "create", "--name", "Second"]);
         assert!(ok, "{err}");
         assert!(!out.contains("Welcome"));
+    }
+}
+
+/// A blocking GET with a bearer key; returns the JSON body (Null when it failed).
+fn get_json(url: &str, key: &str) -> Value {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    rt.block_on(async {
+        let Ok(r) = reqwest::Client::new().get(url).bearer_auth(key).send().await else { return Value::Null };
+        r.json().await.unwrap_or(Value::Null)
+    })
+}
+
+#[test]
+fn sandbox_reset_deletes_the_sandbox_and_can_make_the_demo() {
+    for (name, store, _dir) in stores() {
+        let tid = json_out(&store, &["tenant", "create", "--name", "Harbor Homes"])["id"].as_str().unwrap().to_string();
+        json_out(&store, &["seed", "--tenant", &tid, "--env", "test", "--size", "40"]);
+        let live = json_out(&store, &["seed", "--tenant", &tid, "--env", "live", "--size", "40"]);
+        assert_eq!(live["units"], 40);
+        // Reset with the demo: the seeded sandbox goes, the demo comes.
+        let args = ["sandbox", "reset", "--tenant", tid.as_str(), "--demo"];
+        let out = std::process::Command::new(BIN)
+            .args(&store)
+            .args(args)
+            .env_remove("DATABASE_URL")
+            .env("GABLE_MASTER_KEY", MASTER_KEY)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let reset: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(reset["object"], "sandbox_reset");
+        assert!(reset["rows_deleted"].as_u64().unwrap() > 100, "{name}: {reset}");
+        assert_eq!(reset["demo"]["unit_ids"].as_array().map(Vec::len), Some(3), "{name}: {reset}");
+        // A second reset deletes exactly the demo (live data was never the sandbox's).
+        let again = json_out(&store, &["sandbox", "reset", "--tenant", &tid]);
+        let demo_rows = again["rows_deleted"].as_u64().unwrap();
+        assert!((10..100).contains(&demo_rows), "{name}: {again}");
+        assert!(again["demo"].is_null());
+        assert_eq!(json_out(&store, &["sandbox", "reset", "--tenant", &tid])["rows_deleted"], 0);
+        let (ok, _, err) = gable(&store, &["sandbox", "reset", "--tenant", &uuid::Uuid::new_v4().to_string()]);
+        assert!(!ok && err.contains("no tenant"), "{name}: {err}");
     }
 }
 

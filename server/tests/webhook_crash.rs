@@ -34,6 +34,9 @@ fn start(store: &[String], live: u16, sandbox: u16, with_key: bool) -> Child {
         &format!("127.0.0.1:{sandbox}"),
         "--webhook-allow-cidrs",
         "127.0.0.0/8",
+        // A burst of 1,000 creates with one test key: not a test of its rate limit.
+        "--rate-limit-test",
+        "0",
     ]);
     for var in ["DATABASE_URL", "GABLE_CONFIG", "GABLE_ADDR", "GABLE_SANDBOX_ADDR", "GABLE_MASTER_KEY"] {
         cmd.env_remove(var);

@@ -15,7 +15,8 @@
 #   GABLE_BROWSER_SKIP_BUILD=1  use the existing target/site and target/debug/gable
 #
 # Artifacts (tests/artifacts/, git-ignored):
-#   screenshots/<backend>/*.png, screenshots/<backend>/phone/*.png, screenshots/<backend>/webhooks/*.png
+#   screenshots/<backend>/*.png, screenshots/<backend>/phone/*.png, screenshots/<backend>/webhooks/*.png,
+#   screenshots/<backend>/sandbox/*.png
 #   logs/<backend>-server.log (the server's log, GABLE_LOG=debug), logs/<backend>-stdout.log
 set -euo pipefail
 

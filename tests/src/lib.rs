@@ -256,6 +256,10 @@ impl TestApp {
             trusted_proxies: Vec::new(),
             webhook_allow_cidrs: Vec::new(),
             delivery_concurrency: gable::jobs::deliveries::CONCURRENCY,
+            // Unlimited: stories send requests as fast as they can; `tests/rate_limits.rs`
+            // sets limits of its own.
+            rate_limit_live: 0,
+            rate_limit_test: 0,
         }
     }
 
@@ -376,9 +380,14 @@ impl TestApp {
         self.call_on(false, key, method, path, body).await
     }
 
+    /// As a client library does, every POST carries a fresh `Idempotency-Key` (required
+    /// on `POST /v1/payments`); tests of the header itself use [`TestApp::raw`].
     pub async fn call_on(&self, livemode: bool, key: &str, method: &str, path: &str, body: Option<Value>) -> Res {
         let url = format!("{}{path}", self.base(livemode));
         let mut req = self.client.request(method.parse().expect("method"), url).bearer_auth(key);
+        if method == "POST" {
+            req = req.header("Idempotency-Key", Uuid::new_v4().to_string());
+        }
         if let Some(b) = body {
             req = req.json(&b);
         }
@@ -390,8 +399,10 @@ impl TestApp {
         Res::from(req.send().await.expect("request sent")).await
     }
 
-    /// Follows `next_cursor` to the end, returning every page's records.
+    /// Follows `next_cursor` to the end, returning every page's records, on the key's own
+    /// listener (production for a `gbl_live_…` key, the sandbox otherwise).
     pub async fn all_pages(&self, key: &str, path: &str) -> Vec<Value> {
+        let livemode = key.starts_with("gbl_live_");
         let mut out = vec![];
         let mut cursor: Option<String> = None;
         let sep = if path.contains('?') { '&' } else { '?' };
@@ -400,7 +411,7 @@ impl TestApp {
                 Some(c) => format!("{path}{sep}cursor={}", url::form_urlencoded::byte_serialize(c.as_bytes()).collect::<String>()),
                 None => path.to_string(),
             };
-            let r = self.call(key, "GET", &url, None).await;
+            let r = self.call_on(livemode, key, "GET", &url, None).await;
             assert_eq!(r.status, 200, "{url}: {}", r.text);
             out.extend(r.body["data"].as_array().unwrap().iter().cloned());
             if r.body["meta"]["has_more"] != json!(true) {
@@ -443,6 +454,21 @@ impl TestApp {
     /// Counts the rows of a table, straight from the database.
     pub async fn count_rows(&self, table: &str) -> i64 {
         self.count_where(table, "TRUE").await
+    }
+
+    /// Runs one statement straight on the database (to stage what a test cannot reach
+    /// through the API, such as a request left in flight); returns the rows it changed.
+    pub async fn exec(&self, sql: &str) -> u64 {
+        match self.backend {
+            Backend::Sqlite => {
+                let mut c = sqlx::SqliteConnection::connect(&self.database_url).await.expect("sqlite");
+                sqlx::query(sql).execute(&mut c).await.expect("statement").rows_affected()
+            }
+            Backend::Postgres => {
+                let mut c = PgConnection::connect(&self.database_url).await.expect("pg");
+                sqlx::query(sql).execute(&mut c).await.expect("statement").rows_affected()
+            }
+        }
     }
 
     /// Counts the rows of a table matching a condition, straight from the database.

@@ -1,8 +1,9 @@
 //! Live mode is live (issue 8 point 3): rules that differ by environment are checked
 //! with the environment known. Webhook URLs and flow origins use https in live mode
-//! (the sandbox also takes http); `scenario` is for the sandbox only; a live payment
-//! records money received outside Gable (cash, cheque, bank transfer, other), and its
-//! `succeed` is staff confirming that the money arrived.
+//! (the sandbox also takes http); `scenario` is required in the sandbox, where a test
+//! payment's outcome runs at once, and refused in live mode; a live payment records money
+//! received outside Gable (cash, cheque, bank transfer, other): it starts `pending`, and
+//! its `succeed` is staff confirming that the money arrived.
 
 use gable_tests::{both, TestApp};
 use serde_json::json;
@@ -53,17 +54,41 @@ async fn live_rules_differ_from_the_sandbox(app: &TestApp) {
     let r = live("POST", "/v1/payments".into(), json!({ "amount": 10, "currency": "USD", "method": "check" })).await;
     assert_eq!(r.status, 201, "{}", r.text);
     assert_eq!(r.body["data"]["livemode"], true);
+    assert_eq!(r.body["data"]["status"], "pending", "a live payment waits for staff to confirm it");
     let id = r.body["data"]["id"].as_str().unwrap().to_string();
     let r = live("POST", format!("/v1/payments/{id}/succeed"), json!({})).await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["data"]["status"], "succeeded");
+    // A cheque that bounces: staff say why, as a code and in words.
+    let r = live("POST", "/v1/payments".into(), json!({ "amount": 20, "currency": "USD", "method": "check" })).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.body["data"]["id"].as_str().unwrap().to_string();
+    let why = json!({ "failure_code": "insufficient_funds", "failure_message": "The cheque bounced." });
+    let r = live("POST", format!("/v1/payments/{id}/fail"), why).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let failed = &r.body["data"];
+    assert_eq!(
+        (&failed["status"], &failed["failure_code"], &failed["failure_message"]),
+        (&json!("failed"), &json!("insufficient_funds"), &json!("The cheque bounced."))
+    );
     // Staff confirm with `payments:write`; a read-only key cannot.
     let reader = app.key(t.id, true, &["*:read"], None).await;
     let r = app.call_on(true, &reader, "POST", "/v1/payments", Some(json!({ "amount": 5, "currency": "USD", "method": "cash" }))).await;
     r.assert_error(403, "insufficient_scope");
 
+    // The sandbox: every test payment names its scenario, which runs at once.
+    let before = app.count_rows("payments").await;
+    let r = sandbox("POST", "/v1/payments".into(), json!({ "amount": 10, "currency": "USD" })).await;
+    r.assert_error(400, "validation_failed");
+    assert_eq!(r.param(), "scenario");
+    assert!(r.body["error"]["message"].as_str().unwrap().contains("required in the sandbox"), "{}", r.text);
+    assert_eq!(app.count_rows("payments").await, before, "a test payment without a scenario writes nothing");
     let r = sandbox("POST", "/v1/payments".into(), json!({ "amount": 10, "currency": "USD", "scenario": "failed" })).await;
     assert_eq!(r.status, 201, "{}", r.text);
-    assert_eq!(r.body["data"]["scenario"], "failed");
+    let declined = &r.body["data"];
+    assert_eq!(declined["scenario"], "failed");
+    assert_eq!(declined["livemode"], false);
+    assert_eq!((&declined["status"], &declined["failure_code"]), (&json!("failed"), &json!("card_declined")), "{declined}");
+    assert!(declined["failure_message"].as_str().is_some_and(|m| !m.is_empty()), "{declined}");
 }
 both!(live_rules_differ_from_the_sandbox);

@@ -142,23 +142,33 @@ async fn leasing_funnel(app: &TestApp) {
     assert_eq!(tenancy["move_in_date"], json!(day(3)));
     assert_eq!(tenancy["occupants"], json!([{ "name": "Lee Lead", "email": "lee@example.com" }]));
 
-    // Rent falls due; it is invoiced and paid.
-    let rent = api
-        .create("charges", json!({ "lease_id": lease["id"], "kind": "rent", "amount": 1450, "currency": "USD", "due_date": day(5) }))
-        .await;
-    let invoice = api
+    // Gable bills the rent: the first period is due on the start date (day 3), billed
+    // at once (within 7 days) with its open invoice; `rent.due` fires on the day.
+    let round = app.run_jobs().await;
+    assert_eq!((round.rent_billed, round.events_fired), (1, 0), "billed, nothing due yet: {round:?}");
+    let lease_id = lease["id"].as_str().unwrap();
+    let billed = app.all_pages(&t.test_key, &format!("/v1/charges?filter[lease_id]={lease_id}")).await;
+    assert_eq!(billed.len(), 1);
+    let rent = billed[0].clone();
+    assert_eq!((rent["kind"].clone(), rent["amount"].clone(), rent["due_date"].clone()), (json!("rent"), json!(1450), json!(day(3))));
+    let invoices = app.all_pages(&t.test_key, &format!("/v1/invoices?filter[lease_id]={lease_id}")).await;
+    assert_eq!(invoices.len(), 1);
+    let invoice = invoices[0].clone();
+    assert_eq!((invoice["status"].clone(), invoice["charge_ids"].clone()), (json!("open"), json!([rent["id"]])));
+    assert_eq!(app.run_jobs().await.rent_billed, 0, "billed once");
+    app.clock.advance(Days::days(3));
+    let round = app.run_jobs().await;
+    assert_eq!((round.events_fired, round.rent_due_fired), (1, 1), "the rent falls due: {round:?}");
+    assert_eq!(app.run_jobs().await.events_fired, 0, "once");
+    // A test payment: its scenario settles it at once.
+    let payment = api
         .create(
-            "invoices",
-            json!({ "lease_id": lease["id"], "charge_ids": [rent["id"]], "amount_due": 1450, "currency": "USD", "due_date": day(5) }),
+            "payments",
+            json!({ "invoice_id": invoice["id"], "amount": 1450, "currency": "USD", "method": "ach", "scenario": "succeeded" }),
         )
         .await;
-    api.act("invoices", &invoice, "open", None).await;
-    assert_eq!(app.run_jobs().await.events_fired, 0, "nothing is due yet");
-    app.clock.advance(Days::days(5));
-    assert_eq!(app.run_jobs().await.events_fired, 1, "the rent falls due");
-    assert_eq!(app.run_jobs().await.events_fired, 0, "once");
-    let payment = api.create("payments", json!({ "invoice_id": invoice["id"], "amount": 1450, "currency": "USD", "method": "ach" })).await;
-    api.act("payments", &payment, "succeed", None).await;
+    assert_eq!(payment["status"], "succeeded");
+    assert_eq!(payment["lease_id"], lease["id"], "a payment of an invoice pays the invoice's lease");
     let paid = api.get("invoices", &invoice["id"]).await;
     assert_eq!((paid["status"].clone(), paid["amount_paid"].clone()), (json!("paid"), json!(1450)));
 
@@ -230,8 +240,9 @@ async fn short_stay_funnel(app: &TestApp) {
         )
         .await;
     api.act("invoices", &invoice, "open", None).await;
-    let payment = api.create("payments", json!({ "invoice_id": invoice["id"], "amount": 540, "currency": "USD" })).await;
-    api.act("payments", &payment, "succeed", None).await;
+    let payment =
+        api.create("payments", json!({ "invoice_id": invoice["id"], "amount": 540, "currency": "USD", "scenario": "succeeded" })).await;
+    assert_eq!(payment["status"], "succeeded");
 
     api.act("bookings", &booking, "check_in", None).await;
     assert_eq!(api.get("guests", &guest["id"]).await["status"], "checked_in", "checking the booking in checks its guest in");

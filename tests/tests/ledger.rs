@@ -73,8 +73,14 @@ fn add(sums: &mut Sums, currency: &str, lines: &[Line]) {
     }
 }
 
+/// The sandbox's sums of a tenant.
 async fn sums(app: &TestApp, t: &Tenant) -> Sums {
-    let scope = Scope { tenant: t.id, livemode: false, properties: None };
+    sums_in(app, t, false).await
+}
+
+/// The sums of a tenant's sandbox or live mode.
+async fn sums_in(app: &TestApp, t: &Tenant, livemode: bool) -> Sums {
+    let scope = Scope { tenant: t.id, livemode, properties: None };
     let rows = app.store.account_sums(&scope, None, None).await.expect("account sums");
     rows.into_iter().map(|s| ((s.currency, s.account), (s.debit, s.credit))).collect()
 }
@@ -101,8 +107,43 @@ fn assert_sums_balance(s: &Sums) {
     }
 }
 
+/// Whether a key is a live one (`gbl_live_…`): the helpers here send its requests to
+/// production, a test key's to the sandbox. Live mode is where a payment stays `pending`
+/// until staff `succeed` or `fail` it; the sandbox runs a test payment's `scenario` at once.
+fn is_live(key: &str) -> bool {
+    key.starts_with("gbl_live_")
+}
+
+/// A request in the key's environment.
+async fn call(app: &TestApp, key: &str, method: &str, path: &str, body: Option<Value>) -> Res {
+    app.call_on(is_live(key), key, method, path, body).await
+}
+
+/// Creates a record in the key's environment; returns it.
+async fn create(app: &TestApp, key: &str, resource: &str, body: Value) -> Value {
+    let r = call(app, key, "POST", &format!("/v1/{resource}"), Some(body.clone())).await;
+    assert_eq!(r.status, 201, "creating {resource} with {body}: {}", r.text);
+    r.body["data"].clone()
+}
+
+/// A sandbox test payment whose scenario ran at once.
+async fn test_payment(app: &TestApp, key: &str, mut body: Value, scenario: &str) -> String {
+    body["scenario"] = json!(scenario);
+    let p = create(app, key, "payments", body).await;
+    assert_eq!(p["status"], scenario, "the scenario ran at once: {p}");
+    id(&p)
+}
+
+/// A live payment, pending until staff confirm it.
+async fn live_payment(app: &TestApp, key: &str, mut body: Value) -> String {
+    body["method"] = json!("cash");
+    let p = create(app, key, "payments", body).await;
+    assert_eq!(p["status"], "pending", "{p}");
+    id(&p)
+}
+
 async fn act(app: &TestApp, key: &str, resource: &str, id: &str, action: &str) -> Res {
-    app.call(key, "POST", &format!("/v1/{resource}/{id}/{action}"), None).await
+    call(app, key, "POST", &format!("/v1/{resource}/{id}/{action}"), None).await
 }
 
 async fn ok_act(app: &TestApp, key: &str, resource: &str, id: &str, action: &str) -> Value {
@@ -112,7 +153,7 @@ async fn ok_act(app: &TestApp, key: &str, resource: &str, id: &str, action: &str
 }
 
 async fn get(app: &TestApp, key: &str, resource: &str, id: &str) -> Value {
-    let r = app.call(key, "GET", &format!("/v1/{resource}/{id}"), None).await;
+    let r = call(app, key, "GET", &format!("/v1/{resource}/{id}"), None).await;
     assert_eq!(r.status, 200, "GET {resource}/{id}: {}", r.text);
     r.body["data"].clone()
 }
@@ -124,7 +165,8 @@ fn id(v: &Value) -> String {
 /// Every record of a list, oldest first, following cursors.
 async fn list_all(app: &TestApp, key: &str, path: &str) -> Vec<Value> {
     let sep = if path.contains('?') { '&' } else { '?' };
-    app.all_pages(key, &format!("{path}{sep}limit=100&sort=created_at")).await
+    let path = format!("{path}{sep}limit=100&sort=created_at");
+    app.all_pages(key, &path).await
 }
 
 /// The entries a record caused, oldest first.
@@ -138,12 +180,19 @@ struct Setup {
     lease: String,
 }
 
+/// A [`Setup`] in the key's environment.
 async fn setup(app: &TestApp, key: &str, currency: &str) -> Setup {
-    let p = app.create(key, "properties", json!({ "name": "Maple Court", "kind": "residential", "address": { "line1": "1 Maple St", "city": "Portland", "country": "US" } })).await;
-    let u = app.create(key, "units", json!({ "property_id": id(&p), "number": "1A" })).await;
+    let p = create(
+        app,
+        key,
+        "properties",
+        json!({ "name": "Maple Court", "kind": "residential", "address": { "line1": "1 Maple St", "city": "Portland", "country": "US" } }),
+    )
+    .await;
+    let u = create(app, key, "units", json!({ "property_id": id(&p), "number": "1A" })).await;
     let rent = if currency == "JPY" { json!(120000) } else { json!(1450) };
     let lease =
-        app.create(key, "leases", json!({ "unit_id": id(&u), "start_date": "2027-01-01", "rent": rent, "currency": currency })).await;
+        create(app, key, "leases", json!({ "unit_id": id(&u), "start_date": "2027-01-01", "rent": rent, "currency": currency })).await;
     Setup { property: id(&p), lease: id(&lease) }
 }
 
@@ -194,7 +243,8 @@ async fn operations_post_exactly_their_entries(app: &TestApp) {
     // Receivables: the four charges.
     assert_eq!(balance(&expected, "USD", "accounts_receivable"), 145000 + 290000 + 3550 + 8025);
 
-    // A payment posts nothing while pending; on success Dr cash / Cr receivable, today.
+    // A test payment posts as its scenario runs, at once: `succeeded` posts Dr cash /
+    // Cr receivable, today. (A live payment posts nothing while pending: see the end.)
     let (rent_charge, _, _) = &charge_entry["rent"];
     let inv = app
         .create(
@@ -205,10 +255,11 @@ async fn operations_post_exactly_their_entries(app: &TestApp) {
         .await;
     let inv = id(&inv);
     ok_act(app, k, "invoices", &inv, "open").await;
-    let pay = id(&app.create(k, "payments", json!({ "amount": 1450, "currency": "USD", "invoice_id": inv })).await);
-    assert!(entries_for(app, k, &pay).await.is_empty(), "a pending payment posts nothing");
-    let p = ok_act(app, k, "payments", &pay, "succeed").await;
+    let p = create(app, k, "payments", json!({ "amount": 1450, "currency": "USD", "invoice_id": inv, "scenario": "succeeded" })).await;
+    assert_eq!(p["status"], "succeeded");
     assert!(p["succeeded_at"].is_string());
+    assert_eq!(p["lease_id"], json!(s.lease), "a payment of an invoice pays the invoice's lease");
+    let pay = id(&p);
     let es = entries_for(app, k, &pay).await;
     assert_eq!(es.len(), 1);
     let pay_entry = es[0].clone();
@@ -242,16 +293,31 @@ async fn operations_post_exactly_their_entries(app: &TestApp) {
     let i = get(app, k, "invoices", &inv).await;
     assert_eq!((i["status"].clone(), i["amount_paid"].clone()), (json!("open"), json!(0)));
 
-    // A failed payment posts nothing.
-    let failed = id(&app.create(k, "payments", json!({ "amount": 100, "currency": "USD" })).await);
-    let r = app.call(k, "POST", &format!("/v1/payments/{failed}/fail"), Some(json!({ "failure_reason": "card declined" }))).await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(r.body["data"]["failure_reason"], "card declined");
-    assert!(entries_for(app, k, &failed).await.is_empty(), "a failed payment posts nothing");
+    // A failed payment (a declined card) posts nothing.
+    let failed = create(app, k, "payments", json!({ "amount": 100, "currency": "USD", "invoice_id": inv, "scenario": "failed" })).await;
+    assert_eq!((&failed["status"], &failed["failure_code"]), (&json!("failed"), &json!("card_declined")), "{failed}");
+    assert!(failed["failure_message"].as_str().is_some_and(|m| !m.is_empty()), "{failed}");
+    assert!(entries_for(app, k, &id(&failed)).await.is_empty(), "a failed payment posts nothing");
+    assert_eq!(sums(app, &t).await, expected);
+
+    // The `reversed` scenario posts the payment and its mirror at once; the invoice ends as it was.
+    let rv = test_payment(app, k, json!({ "amount": 1450, "currency": "USD", "invoice_id": inv }), "reversed").await;
+    let es = entries_for(app, k, &rv).await;
+    assert_eq!(es.len(), 2, "{es:?}");
+    let posting = es.iter().find(|e| e["reverses_id"].is_null()).expect("the payment's posting");
+    let mirror = es.iter().find(|e| e["reverses_id"] == posting["id"]).expect("its reversal");
+    assert_eq!(lines(posting), vec![l("cash", 145000, 0), l("accounts_receivable", 0, 145000)]);
+    assert_eq!(lines(mirror), swapped(&lines(posting)));
+    for e in [posting, mirror] {
+        assert_eq!((&e["posted_on"], &e["source_type"], &e["property_id"]), (&json!(today), &json!("payment"), &json!(s.property)));
+        add(&mut expected, "USD", &lines(e));
+    }
+    assert_eq!(sums(app, &t).await, expected);
+    let i = get(app, k, "invoices", &inv).await;
+    assert_eq!((i["status"].clone(), i["amount_paid"].clone()), (json!("open"), json!(0)));
 
     // A part payment, a refund (Dr refunds / Cr cash) and a failed refund (nothing).
-    let pay2 = id(&app.create(k, "payments", json!({ "amount": 500, "currency": "USD", "invoice_id": inv })).await);
-    ok_act(app, k, "payments", &pay2, "succeed").await;
+    let pay2 = test_payment(app, k, json!({ "amount": 500, "currency": "USD", "invoice_id": inv }), "succeeded").await;
     let e2 = entries_for(app, k, &pay2).await;
     assert_eq!(e2.len(), 1);
     add(&mut expected, "USD", &lines(&e2[0]));
@@ -314,16 +380,45 @@ async fn operations_post_exactly_their_entries(app: &TestApp) {
     assert_eq!(balance(&now, "USD", "utility_income"), -8025);
     assert_eq!(balance(&now, "USD", "refunds"), 20000);
     assert_eq!(balance(&now, "JPY", "accounts_receivable"), 120000);
-    // 5 charges, payment + reversal, payment, refund, void: 10 entries of two lines each.
-    assert_eq!(app.count_where("accounting_entries", &tenant_cond(&t)).await, 10);
-    assert_eq!(app.count_where("ledger_lines", &tenant_cond(&t)).await, 20);
-    assert_eq!(list_all(app, k, "/v1/accounting-entries").await.len(), 10);
+    // 5 charges, payment + reversal, the reversed test payment's two, payment, refund, void:
+    // 12 entries of two lines each.
+    assert_eq!(app.count_where("accounting_entries", &tenant_cond(&t)).await, 12);
+    assert_eq!(app.count_where("ledger_lines", &tenant_cond(&t)).await, 24);
+    assert_eq!(list_all(app, k, "/v1/accounting-entries").await.len(), 12);
     // Other tenants and the other environment see none of it.
     let other = app.tenant("B").await;
     assert!(sums(app, &other).await.is_empty());
     assert!(list_all(app, &other.test_key, "/v1/accounting-entries").await.is_empty());
     let live = app.store.account_sums(&Scope { tenant: t.id, livemode: true, properties: None }, None, None).await.unwrap();
     assert!(live.is_empty(), "sandbox postings are not live: {live:?}");
+    assert!(list_all(app, &t.live_key, "/v1/accounting-entries").await.is_empty());
+
+    // Live mode: a payment posts nothing while pending; staff confirming it (`succeed`)
+    // posts Dr cash / Cr receivable, today, in live mode's books; a failed one posts
+    // nothing and keeps why it failed.
+    let lk = &t.live_key;
+    let cash = live_payment(app, lk, json!({ "amount": 250, "currency": "USD" })).await;
+    assert!(entries_for(app, lk, &cash).await.is_empty(), "a pending payment posts nothing");
+    assert!(sums_in(app, &t, true).await.is_empty());
+    let p = ok_act(app, lk, "payments", &cash, "succeed").await;
+    assert!(p["succeeded_at"].is_string());
+    let es = entries_for(app, lk, &cash).await;
+    assert_eq!(es.len(), 1, "{es:?}");
+    assert_eq!(lines(&es[0]), vec![l("cash", 25000, 0), l("accounts_receivable", 0, 25000)]);
+    assert_eq!((&es[0]["posted_on"], &es[0]["source_type"], &es[0]["livemode"]), (&json!(today), &json!("payment"), &json!(true)));
+    let cheque = live_payment(app, lk, json!({ "amount": 100, "currency": "USD" })).await;
+    let why = json!({ "failure_code": "insufficient_funds", "failure_message": "The cheque bounced." });
+    let r = call(app, lk, "POST", &format!("/v1/payments/{cheque}/fail"), Some(why)).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        (&r.body["data"]["failure_code"], &r.body["data"]["failure_message"]),
+        (&json!("insufficient_funds"), &json!("The cheque bounced."))
+    );
+    assert!(entries_for(app, lk, &cheque).await.is_empty(), "a failed payment posts nothing");
+    let mut live_expected = Sums::new();
+    add(&mut live_expected, "USD", &lines(&es[0]));
+    assert_eq!(sums_in(app, &t, true).await, live_expected);
+    assert_eq!(sums(app, &t).await, expected, "live postings are not the sandbox's");
 }
 both!(operations_post_exactly_their_entries);
 
@@ -382,12 +477,14 @@ async fn refusals_are_checked_and_change_nothing(app: &TestApp) {
     };
     let (draft, void, open) = (invoice("draft").await, invoice("void").await, invoice("open").await);
     let paid = invoice("open").await;
-    let p = id(&app.create(k, "payments", json!({ "amount": 1450, "currency": "USD", "invoice_id": paid })).await);
-    ok_act(app, k, "payments", &p, "succeed").await;
+    test_payment(app, k, json!({ "amount": 1450, "currency": "USD", "invoice_id": paid }), "succeeded").await;
     assert_eq!(get(app, k, "invoices", &paid).await["status"], "paid");
 
     let before = snapshot(app, &t).await;
-    let pay = |body: Value| app.call(k, "POST", "/v1/payments", Some(body));
+    let pay = |mut body: Value| {
+        body["scenario"] = json!("succeeded");
+        app.call(k, "POST", "/v1/payments", Some(body))
+    };
     // Payments against invoices: only an open one, only in its currency.
     for (inv, state) in [(&draft, "draft"), (&void, "void"), (&paid, "paid")] {
         let r = pay(json!({ "amount": 10, "currency": "USD", "invoice_id": inv })).await;
@@ -396,6 +493,9 @@ async fn refusals_are_checked_and_change_nothing(app: &TestApp) {
     }
     refused(&pay(json!({ "amount": 10, "currency": "EUR", "invoice_id": open })).await, 400, "validation_failed", "currency");
     refused(&pay(json!({ "amount": 10, "currency": "USD", "invoice_id": uuid::Uuid::now_v7() })).await, 404, "not_found", "invoice_id");
+    // A test payment says how it ends.
+    let r = app.call(k, "POST", "/v1/payments", Some(json!({ "amount": 10, "currency": "USD", "invoice_id": open }))).await;
+    refused(&r, 400, "validation_failed", "scenario");
     let foreign = app.tenant("B").await;
     let fs = setup(app, &foreign.test_key, "USD").await;
     let fi = id(&app
@@ -409,21 +509,28 @@ async fn refusals_are_checked_and_change_nothing(app: &TestApp) {
     refused(&pay(json!({ "amount": 10, "currency": "USD", "invoice_id": fi })).await, 404, "not_found", "invoice_id");
     assert_eq!(snapshot(app, &t).await, before, "refused payments change nothing");
 
-    // Refunds: of a succeeded payment only, in its currency, up to what is left.
-    let pending = id(&app.create(k, "payments", json!({ "amount": 1000, "currency": "USD", "invoice_id": open })).await);
-    let failed = id(&app.create(k, "payments", json!({ "amount": 1000, "currency": "USD" })).await);
-    ok_act(app, k, "payments", &failed, "fail").await;
+    // Refunds: of a succeeded payment only, in its currency, up to what is left. A
+    // pending payment is a live one (the sandbox settles a test payment at once).
+    let lk = &t.live_key;
+    let pending = live_payment(app, lk, json!({ "amount": 1000, "currency": "USD" })).await;
+    let failed = test_payment(app, k, json!({ "amount": 1000, "currency": "USD" }), "failed").await;
     let refund = |payment: &str, amount: Value, currency: &str| {
         app.call(k, "POST", "/v1/refunds", Some(json!({ "payment_id": payment, "amount": amount, "currency": currency })))
     };
     let before = snapshot(app, &t).await;
-    refused(&refund(&pending, json!(10), "USD").await, 400, "validation_failed", "payment_id");
+    let r = call(app, lk, "POST", "/v1/refunds", Some(json!({ "payment_id": pending, "amount": 10, "currency": "USD" }))).await;
+    refused(&r, 400, "validation_failed", "payment_id");
     refused(&refund(&failed, json!(10), "USD").await, 400, "validation_failed", "payment_id");
     refused(&refund(&uuid::Uuid::now_v7().to_string(), json!(10), "USD").await, 404, "not_found", "payment_id");
-    ok_act(app, k, "payments", &pending, "succeed").await;
-    let paid_1000 = pending;
-    let before = Snapshot { sums: sums(app, &t).await, entries: before.entries + 1, lines: before.lines + 2, ..before };
-    assert_eq!(snapshot(app, &t).await, before);
+    let paid_1000 = test_payment(app, k, json!({ "amount": 1000, "currency": "USD", "invoice_id": open }), "succeeded").await;
+    let before = Snapshot {
+        sums: sums(app, &t).await,
+        entries: before.entries + 1,
+        lines: before.lines + 2,
+        payments: before.payments + 1,
+        ..before
+    };
+    assert_eq!(snapshot(app, &t).await, before, "the refused refunds changed nothing; the payment posted once");
     refused(&refund(&paid_1000, json!(10), "EUR").await, 400, "validation_failed", "currency");
     refused(&refund(&paid_1000, json!(1000.01), "USD").await, 400, "validation_failed", "amount");
     assert_eq!(snapshot(app, &t).await, before, "refused refunds change nothing");
@@ -452,8 +559,7 @@ async fn refusals_are_checked_and_change_nothing(app: &TestApp) {
     assert_eq!(snapshot(app, &t).await, before, "refused reversals change nothing");
     assert_eq!(get(app, k, "payments", &paid_1000).await["status"], "succeeded");
     // Only failed refunds: the reversal goes through.
-    let only_failed = id(&app.create(k, "payments", json!({ "amount": 30, "currency": "USD" })).await);
-    ok_act(app, k, "payments", &only_failed, "succeed").await;
+    let only_failed = test_payment(app, k, json!({ "amount": 30, "currency": "USD" }), "succeeded").await;
     let rf = id(&app.create(k, "refunds", json!({ "payment_id": only_failed, "amount": 30, "currency": "USD" })).await);
     ok_act(app, k, "refunds", &rf, "fail").await;
     ok_act(app, k, "payments", &only_failed, "reverse").await;
@@ -463,18 +569,32 @@ async fn refusals_are_checked_and_change_nothing(app: &TestApp) {
     // An invoice with a pending or succeeded payment cannot be voided; failed and
     // reversed payments do not hold it.
     let inv = invoice("open").await;
-    let pp = id(&app.create(k, "payments", json!({ "amount": 10, "currency": "USD", "invoice_id": inv })).await);
+    let pp = test_payment(app, k, json!({ "amount": 10, "currency": "USD", "invoice_id": inv }), "succeeded").await;
     let before = snapshot(app, &t).await;
     let r = act(app, k, "invoices", &inv, "void").await;
     refused(&r, 409, "invalid_state_transition", "");
     assert!(r.body["error"]["message"].as_str().unwrap().contains(&pp), "names the blocking payment: {}", r.text);
-    ok_act(app, k, "payments", &pp, "succeed").await;
-    refused(&act(app, k, "invoices", &inv, "void").await, 409, "invalid_state_transition", "");
     ok_act(app, k, "payments", &pp, "reverse").await;
-    let failed_pay = id(&app.create(k, "payments", json!({ "amount": 10, "currency": "USD", "invoice_id": inv })).await);
-    ok_act(app, k, "payments", &failed_pay, "fail").await;
+    test_payment(app, k, json!({ "amount": 10, "currency": "USD", "invoice_id": inv }), "failed").await;
+    test_payment(app, k, json!({ "amount": 10, "currency": "USD", "invoice_id": inv }), "reversed").await;
     assert_eq!(ok_act(app, k, "invoices", &inv, "void").await["status"], "void");
-    assert_eq!(snapshot(app, &t).await.entries, before.entries + 2, "the payment and its reversal; the void posts nothing");
+    assert_eq!(
+        snapshot(app, &t).await.entries,
+        before.entries + 3,
+        "the reversal, and the reversed test payment's posting and reversal; the void posts nothing"
+    );
+    // A pending payment (a live one) holds its invoice until it fails.
+    let ls = setup(app, lk, "USD").await;
+    let linv =
+        id(&create(app, lk, "invoices", json!({ "lease_id": ls.lease, "amount_due": 1450, "currency": "USD", "due_date": "2027-01-01" }))
+            .await);
+    ok_act(app, lk, "invoices", &linv, "open").await;
+    let lp = live_payment(app, lk, json!({ "amount": 10, "currency": "USD", "invoice_id": linv })).await;
+    let r = act(app, lk, "invoices", &linv, "void").await;
+    refused(&r, 409, "invalid_state_transition", "");
+    assert!(r.body["error"]["message"].as_str().unwrap().contains(&lp), "names the blocking payment: {}", r.text);
+    ok_act(app, lk, "payments", &lp, "fail").await;
+    assert_eq!(ok_act(app, lk, "invoices", &linv, "void").await["status"], "void");
 
     // Charges: kind, amount, currency and due date are fixed once posted.
     let before = snapshot(app, &t).await;
@@ -498,6 +618,7 @@ async fn refusals_are_checked_and_change_nothing(app: &TestApp) {
     // Actions from the wrong state.
     refused(&act(app, k, "refunds", &r2, "fail").await, 409, "invalid_state_transition", "");
     refused(&act(app, k, "payments", &failed, "succeed").await, 409, "invalid_state_transition", "");
+    refused(&act(app, lk, "payments", &lp, "succeed").await, 409, "invalid_state_transition", "");
     ok_act(app, k, "charges", &charge, "void").await;
     let after_void = snapshot(app, &t).await;
     refused(&act(app, k, "charges", &charge, "void").await, 409, "invalid_state_transition", "");
@@ -626,8 +747,7 @@ async fn racing_writes_never_overdraw_or_double_post(app: &TestApp) {
     let t = app.tenant("A").await;
     let k = &t.test_key;
     // Eight refunds of 40% of one payment at once: at most two fit.
-    let p = id(&app.create(k, "payments", json!({ "amount": 100, "currency": "USD" })).await);
-    ok_act(app, k, "payments", &p, "succeed").await;
+    let p = test_payment(app, k, json!({ "amount": 100, "currency": "USD" }), "succeeded").await;
     let body = json!({ "payment_id": p, "amount": 40, "currency": "USD" });
     let rs = futures::future::join_all((0..8).map(|_| app.call(k, "POST", "/v1/refunds", Some(body.clone())))).await;
     let ok = rs.iter().filter(|r| r.status == 201).count();
@@ -635,12 +755,15 @@ async fn racing_writes_never_overdraw_or_double_post(app: &TestApp) {
     for r in rs.iter().filter(|r| r.status != 201) {
         refused(r, 400, "validation_failed", "amount");
     }
-    // Eight successes of one payment at once: one succeeds and posts once.
-    let q = id(&app.create(k, "payments", json!({ "amount": 70, "currency": "USD" })).await);
-    let rs = futures::future::join_all((0..8).map(|_| act(app, k, "payments", &q, "succeed"))).await;
+    // Eight successes of one (live, pending) payment at once: one succeeds and posts once.
+    let lk = &t.live_key;
+    let q = live_payment(app, lk, json!({ "amount": 70, "currency": "USD" })).await;
+    let rs = futures::future::join_all((0..8).map(|_| act(app, lk, "payments", &q, "succeed"))).await;
     assert_eq!(rs.iter().filter(|r| r.status == 200).count(), 1);
     assert!(rs.iter().all(|r| r.status == 200 || r.status == 409), "{:?}", rs.iter().map(|r| r.status).collect::<Vec<_>>());
-    assert_eq!(entries_for(app, k, &q).await.len(), 1);
+    assert_eq!(entries_for(app, lk, &q).await.len(), 1);
+    let live = sums_in(app, &t, true).await;
+    assert_eq!((balance(&live, "USD", "cash"), balance(&live, "USD", "accounts_receivable")), (7000, -7000), "{live:?}");
     // Eight reversals of one manual entry at once: one is accepted.
     let e = app.create(k, "accounting-entries", json!({ "lines": lines_json(&[l("cash", 500, 0), l("fee_income", 0, 500)], "USD"), "currency": "USD", "posted_on": "2027-01-01" })).await;
     let body = json!({ "lines": lines_json(&[l("cash", 0, 500), l("fee_income", 500, 0)], "USD"), "currency": "USD", "posted_on": "2027-01-02", "reverses_id": id(&e) });
@@ -650,8 +773,7 @@ async fn racing_writes_never_overdraw_or_double_post(app: &TestApp) {
         refused(r, 409, "conflict", "");
     }
     // A reversal racing refunds: either the reversal or the refunds win, never both.
-    let x = id(&app.create(k, "payments", json!({ "amount": 100, "currency": "USD" })).await);
-    ok_act(app, k, "payments", &x, "succeed").await;
+    let x = test_payment(app, k, json!({ "amount": 100, "currency": "USD" }), "succeeded").await;
     let refund_body = json!({ "payment_id": x, "amount": 10, "currency": "USD" });
     let (rev, refunds) = tokio::join!(
         act(app, k, "payments", &x, "reverse"),
@@ -661,8 +783,8 @@ async fn racing_writes_never_overdraw_or_double_post(app: &TestApp) {
     assert!(rev.status != 200 || made == 0, "payment reversed ({}) and {made} refunds created", rev.status);
     let s = sums(app, &t).await;
     assert_sums_balance(&s);
-    // Cash: p and q succeeded (refunds pending post nothing), the manual pair nets to zero, x unless reversed.
-    assert_eq!(balance(&s, "USD", "cash"), 10000 + 7000 + 10000 - if rev.status == 200 { 10000 } else { 0 });
+    // Cash: p succeeded (refunds pending post nothing; q is live), the manual pair nets to zero, x unless reversed.
+    assert_eq!(balance(&s, "USD", "cash"), 10000 + 10000 - if rev.status == 200 { 10000 } else { 0 });
 }
 both!(racing_writes_never_overdraw_or_double_post);
 
@@ -688,8 +810,7 @@ async fn a_posting_reversed_by_hand_is_not_reversed_again(app: &TestApp) {
     assert_eq!(balance(&sums(app, &t).await, "USD", "accounts_receivable"), 0, "the charge is owed at most zero times");
 
     // The same for a payment's posting and its reversal.
-    let p = id(&app.create(k, "payments", json!({ "amount": 100, "currency": "USD" })).await);
-    ok_act(app, k, "payments", &p, "succeed").await;
+    let p = test_payment(app, k, json!({ "amount": 100, "currency": "USD" }), "succeeded").await;
     let posting = entries_for(app, k, &p).await.remove(0);
     let r = app.call(k, "POST", "/v1/accounting-entries", Some(json!({ "lines": lines_json(&swapped(&lines(&posting)), "USD"), "currency": "USD", "posted_on": "2027-01-02", "reverses_id": id(&posting) }))).await;
     refused(&r, 400, "validation_failed", "reverses_id");
@@ -721,15 +842,21 @@ async fn patch_cannot_sidestep_payment_and_refund_checks(app: &TestApp) {
     let mut problems = vec![];
 
     // A pending payment against a USD invoice moved to EUR: the currency check at create.
-    let p = id(&app.create(k, "payments", json!({ "amount": 100, "currency": "USD", "invoice_id": inv })).await);
-    let r = app.call(k, "PATCH", &format!("/v1/payments/{p}"), Some(json!({ "currency": "EUR", "amount": 100 }))).await;
+    // (Pending payments are live ones; the sandbox settles a test payment at once.)
+    let lk = &t.live_key;
+    let ls = setup(app, lk, "USD").await;
+    let linv =
+        id(&create(app, lk, "invoices", json!({ "lease_id": ls.lease, "amount_due": 1000, "currency": "USD", "due_date": "2027-01-01" }))
+            .await);
+    ok_act(app, lk, "invoices", &linv, "open").await;
+    let p = live_payment(app, lk, json!({ "amount": 100, "currency": "USD", "invoice_id": linv })).await;
+    let r = call(app, lk, "PATCH", &format!("/v1/payments/{p}"), Some(json!({ "currency": "EUR", "amount": 100 }))).await;
     if r.status != 400 {
         problems.push(format!("PATCH payment currency to EUR against a USD invoice: {} {}", r.status, r.text));
     }
 
     // A succeeded payment's amount: its posting and the invoice's amount_paid are fixed.
-    let p2 = id(&app.create(k, "payments", json!({ "amount": 200, "currency": "USD", "invoice_id": inv })).await);
-    ok_act(app, k, "payments", &p2, "succeed").await;
+    let p2 = test_payment(app, k, json!({ "amount": 200, "currency": "USD", "invoice_id": inv }), "succeeded").await;
     let r = app.call(k, "PATCH", &format!("/v1/payments/{p2}"), Some(json!({ "amount": 5000 }))).await;
     if r.status != 400 {
         problems.push(format!("PATCH a succeeded payment's amount 200 → 5000: {} (its entry still says 200)", r.status));
@@ -750,8 +877,7 @@ async fn patch_cannot_sidestep_payment_and_refund_checks(app: &TestApp) {
         .create(k, "invoices", json!({ "lease_id": s.lease, "amount_due": 1000, "currency": "USD", "due_date": "2027-01-01" }))
         .await);
     ok_act(app, k, "invoices", &inv2, "open").await;
-    let p3 = id(&app.create(k, "payments", json!({ "amount": 500, "currency": "USD", "invoice_id": inv2 })).await);
-    ok_act(app, k, "payments", &p3, "succeed").await;
+    test_payment(app, k, json!({ "amount": 500, "currency": "USD", "invoice_id": inv2 }), "succeeded").await;
     let r = app.call(k, "PATCH", &format!("/v1/invoices/{inv2}"), Some(json!({ "currency": "JPY", "amount_due": 1000 }))).await;
     if r.status != 400 {
         problems.push(format!(
@@ -799,14 +925,17 @@ async fn zero_amounts_are_refused_naming_amount(app: &TestApp) {
         )
         .await;
     check("POST /v1/charges amount 0", &r);
-    let r = app.call(k, "POST", "/v1/payments", Some(json!({ "amount": 0, "currency": "USD" }))).await;
-    check("POST /v1/payments amount 0", &r);
+    // A test payment succeeds as it is created; a live one when staff confirm it.
+    let r = app.call(k, "POST", "/v1/payments", Some(json!({ "amount": 0, "currency": "USD", "scenario": "succeeded" }))).await;
+    check("POST /v1/payments amount 0 (scenario succeeded)", &r);
+    let lk = &t.live_key;
+    let r = call(app, lk, "POST", "/v1/payments", Some(json!({ "amount": 0, "currency": "USD", "method": "cash" }))).await;
+    check("POST /v1/payments amount 0 (live)", &r);
     if r.status == 201 {
         let zero = id(&r.body["data"]);
-        check("POST /v1/payments/{id}/succeed of the zero payment", &act(app, k, "payments", &zero, "succeed").await);
+        check("POST /v1/payments/{id}/succeed of the zero live payment", &act(app, lk, "payments", &zero, "succeed").await);
     }
-    let p = id(&app.create(k, "payments", json!({ "amount": 10, "currency": "USD" })).await);
-    ok_act(app, k, "payments", &p, "succeed").await;
+    let p = test_payment(app, k, json!({ "amount": 10, "currency": "USD" }), "succeeded").await;
     let r = app.call(k, "POST", "/v1/refunds", Some(json!({ "payment_id": p, "amount": 0, "currency": "USD" }))).await;
     check("POST /v1/refunds amount 0", &r);
     if r.status == 201 {
@@ -815,6 +944,7 @@ async fn zero_amounts_are_refused_naming_amount(app: &TestApp) {
     }
     assert!(problems.is_empty(), "zero amounts:\n{}", problems.join("\n"));
     assert_sums_balance(&sums(app, &t).await);
+    assert_sums_balance(&sums_in(app, &t, true).await);
 }
 both!(zero_amounts_are_refused_naming_amount);
 
@@ -836,16 +966,43 @@ enum Amount {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Charge { lease: usize, kind: usize, amount: i64 },
-    Invoice { lease: usize, amount: i64, open: bool },
+    Charge {
+        lease: usize,
+        kind: usize,
+        amount: i64,
+    },
+    Invoice {
+        lease: usize,
+        amount: i64,
+        open: bool,
+    },
     VoidInvoice(Ix),
-    Payment { invoice: Option<Ix>, lease: usize, amount: Amount, wrong_currency: bool },
+    /// A payment: in the sandbox a test payment whose scenario runs at once; in live mode a
+    /// pending one, which staff confirm (`succeed`) at once when the scenario is
+    /// `succeeded` and which is otherwise left pending for the actions.
+    Payment {
+        invoice: Option<Ix>,
+        lease: usize,
+        amount: Amount,
+        wrong_currency: bool,
+        scenario: &'static str,
+    },
     PaymentAct(Ix, &'static str),
-    Refund { payment: Ix, amount: Amount },
+    Refund {
+        payment: Ix,
+        amount: Amount,
+    },
     RefundAct(Ix, &'static str),
     VoidCharge(Ix),
-    Manual { lease: usize, debits: Vec<(usize, i64)>, credits: Vec<usize> },
-    Reverse { entry: Ix, mirror: bool },
+    Manual {
+        lease: usize,
+        debits: Vec<(usize, i64)>,
+        credits: Vec<usize>,
+    },
+    Reverse {
+        entry: Ix,
+        mirror: bool,
+    },
 }
 
 fn amount() -> impl Strategy<Value = Amount> {
@@ -872,12 +1029,13 @@ fn at(ix: Ix, len: usize) -> usize {
 
 fn op() -> impl Strategy<Value = Op> {
     let ix = ix();
+    let scenario = prop::sample::select(vec!["succeeded", "succeeded", "failed", "reversed"]);
     prop_oneof![
         3 => (0usize..2, 0usize..4, 1i64..300_000).prop_map(|(lease, kind, amount)| Op::Charge { lease, kind, amount }),
         2 => (0usize..2, 1i64..300_000, prop::bool::weighted(0.8)).prop_map(|(lease, amount, open)| Op::Invoice { lease, amount, open }),
         1 => ix.clone().prop_map(Op::VoidInvoice),
-        4 => (prop::option::weighted(0.8, ix.clone()), 0usize..2, amount(), prop::bool::weighted(0.1))
-            .prop_map(|(invoice, lease, amount, wrong_currency)| Op::Payment { invoice, lease, amount, wrong_currency }),
+        4 => (prop::option::weighted(0.8, ix.clone()), 0usize..2, amount(), prop::bool::weighted(0.1), scenario)
+            .prop_map(|(invoice, lease, amount, wrong_currency, scenario)| Op::Payment { invoice, lease, amount, wrong_currency, scenario }),
         6 => (ix.clone(), prop::sample::select(vec!["succeed", "succeed", "succeed", "fail", "reverse"])).prop_map(|(i, a)| Op::PaymentAct(i, a)),
         4 => (ix.clone(), amount()).prop_map(|(payment, amount)| Op::Refund { payment, amount }),
         4 => (ix.clone(), prop::sample::select(vec!["succeed", "succeed", "fail"])).prop_map(|(i, a)| Op::RefundAct(i, a)),
@@ -945,9 +1103,53 @@ struct Expect {
     lines: Vec<Line>,
     source_id: Option<String>,
     reverses: Option<usize>,
+    /// The payment whose posting this is.
+    posts_payment: Option<usize>,
 }
 
 impl Model {
+    /// A payment succeeds: its posting, and its invoice settled by it.
+    fn succeed(&mut self, p: usize) -> Expect {
+        let (amt, cur, inv) = (self.payments[p].amount, self.payments[p].currency, self.payments[p].invoice);
+        self.payments[p].status = "succeeded";
+        if let Some(i) = inv {
+            let inv = &mut self.invoices[i];
+            inv.paid += amt;
+            if inv.status == "open" && inv.paid >= inv.due {
+                inv.status = "paid";
+            }
+        }
+        Expect {
+            currency: cur.into(),
+            lines: vec![l("cash", amt, 0), l("accounts_receivable", 0, amt)],
+            source_id: Some(self.payments[p].id.clone()),
+            reverses: None,
+            posts_payment: Some(p),
+        }
+    }
+
+    /// A succeeded payment is reversed: the mirror of its posting (`posting`, an index of
+    /// `entries`, with its lines; no entry when a manual entry reversed it already), its
+    /// invoice unsettled.
+    fn reverse(&mut self, p: usize, posting: usize, posted: &[Line], by_hand: bool) -> Option<Expect> {
+        let (amt, inv) = (self.payments[p].amount, self.payments[p].invoice);
+        self.payments[p].status = "reversed";
+        if let Some(i) = inv {
+            let inv = &mut self.invoices[i];
+            inv.paid -= amt;
+            if inv.status == "paid" && inv.paid < inv.due {
+                inv.status = "open";
+            }
+        }
+        (!by_hand).then(|| Expect {
+            currency: self.payments[p].currency.into(),
+            lines: swapped(posted),
+            source_id: Some(self.payments[p].id.clone()),
+            reverses: Some(posting),
+            posts_payment: None,
+        })
+    }
+
     fn left_to_refund(&self, p: usize) -> i64 {
         self.payments[p].amount - self.refunds.iter().filter(|r| r.payment == p && r.status != "failed").map(|r| r.amount).sum::<i64>()
     }
@@ -987,16 +1189,18 @@ fn verdict(r: &Res, ok: u16, refusal: Option<(u16, &str, &str)>, what: &str, ref
 /// What the cases did, summed: that the generator reaches every rule.
 type Stats = std::cell::RefCell<BTreeMap<String, usize>>;
 
-async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result<(), TestCaseError> {
+/// One case, in the sandbox (test payments, whose scenarios run at once) or in live mode
+/// (pending payments, settled by their actions).
+async fn run_ops(app: &TestApp, live: bool, n: usize, ops: Vec<Op>, stats: &Stats) -> Result<(), TestCaseError> {
     let t = app.tenant(&format!("prop{n}")).await;
-    let k = &t.test_key;
+    let k = if live { &t.live_key } else { &t.test_key };
     let usd = setup(app, k, "USD").await;
     let jpy = setup(app, k, "JPY").await;
     let leases = [usd.lease.clone(), jpy.lease.clone()];
     let mut m = Model::default();
     for (step, op) in ops.iter().enumerate() {
         let what = format!("step {step} {op:?}");
-        let mut expect: Option<Expect> = None;
+        let mut expect: Vec<Expect> = vec![];
         // Reversals of postings already reversed by hand: the contract allows a refusal
         // or an action that posts nothing, never a second reversal.
         let mut reversed_by_hand = false;
@@ -1004,20 +1208,30 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
             Op::Charge { lease, kind, amount } => {
                 let cur = CURRENCIES[*lease];
                 let (kind, account) = KINDS[*kind];
-                let r = app.call(k, "POST", "/v1/charges", Some(json!({ "lease_id": leases[*lease], "kind": kind, "amount": major(*amount, cur), "currency": cur, "due_date": "2027-01-01" }))).await;
+                let r = call(app, k, "POST", "/v1/charges", Some(json!({ "lease_id": leases[*lease], "kind": kind, "amount": major(*amount, cur), "currency": cur, "due_date": "2027-01-01" }))).await;
                 verdict(&r, 201, None, &what, &mut m.refusals)?;
                 let cid = id(&r.body["data"]);
                 m.charges.push(MCharge { id: cid.clone(), posted: true, entry: String::new() });
-                expect = Some(Expect {
+                expect.push(Expect {
                     currency: cur.into(),
                     lines: vec![l("accounts_receivable", *amount, 0), l(account, 0, *amount)],
                     source_id: Some(cid),
                     reverses: None,
+                    posts_payment: None,
                 });
             }
             Op::Invoice { lease, amount, open } => {
                 let cur = CURRENCIES[*lease];
-                let r = app.call(k, "POST", "/v1/invoices", Some(json!({ "lease_id": leases[*lease], "amount_due": major(*amount, cur), "currency": cur, "due_date": "2027-01-01" }))).await;
+                let r = call(
+                    app,
+                    k,
+                    "POST",
+                    "/v1/invoices",
+                    Some(
+                        json!({ "lease_id": leases[*lease], "amount_due": major(*amount, cur), "currency": cur, "due_date": "2027-01-01" }),
+                    ),
+                )
+                .await;
                 verdict(&r, 201, None, &what, &mut m.refusals)?;
                 let iid = id(&r.body["data"]);
                 let mut status = "draft";
@@ -1040,7 +1254,7 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                     inv.status = "void";
                 }
             }
-            Op::Payment { invoice, lease, amount, wrong_currency } => {
+            Op::Payment { invoice, lease, amount, wrong_currency, scenario } => {
                 let invoice = invoice.filter(|_| !m.invoices.is_empty()).map(|i| at(i, m.invoices.len()));
                 let (mut cur, rest) = match invoice {
                     Some(i) => (m.invoices[i].currency, m.invoices[i].due - m.invoices[i].paid),
@@ -1056,12 +1270,16 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                     _ => None,
                 };
                 let mut body = json!({ "amount": major(amt, cur), "currency": cur });
+                if live {
+                    body["method"] = json!("cash");
+                } else {
+                    body["scenario"] = json!(scenario);
+                }
                 if let Some(i) = invoice {
                     body["invoice_id"] = json!(m.invoices[i].id);
                 }
-                let r = app.call(k, "POST", "/v1/payments", Some(body)).await;
+                let r = call(app, k, "POST", "/v1/payments", Some(body)).await;
                 if verdict(&r, 201, refusal, &what, &mut m.refusals)? {
-                    prop_assert_eq!(&r.body["data"]["status"], "pending");
                     m.payments.push(MPayment {
                         id: id(&r.body["data"]),
                         currency: cur,
@@ -1070,6 +1288,26 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                         status: "pending",
                         entry: None,
                     });
+                    // A test payment's scenario runs at once, through the same actions.
+                    let p = m.payments.len() - 1;
+                    prop_assert_eq!(r.body["data"]["status"].as_str(), Some(if live { "pending" } else { scenario }), "{}", what);
+                    match (live, *scenario) {
+                        (true, "succeeded") => {
+                            verdict(&act(app, k, "payments", &m.payments[p].id, "succeed").await, 200, None, &what, &mut m.refusals)?;
+                            expect.push(m.succeed(p));
+                        }
+                        (true, _) => {}
+                        (false, "failed") => m.payments[p].status = "failed",
+                        (false, outcome) => {
+                            let posting = m.succeed(p);
+                            let posted = posting.lines.clone();
+                            expect.push(posting);
+                            if outcome == "reversed" {
+                                // The posting is the next entry the model will know.
+                                expect.extend(m.reverse(p, m.entries.len(), &posted, false));
+                            }
+                        }
+                    }
                 }
             }
             Op::PaymentAct(p, action) => {
@@ -1091,44 +1329,13 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                 let r = act(app, k, "payments", &m.payments[p].id, action).await;
                 let accepted = if reversed_by_hand { r.status == 200 } else { verdict(&r, 200, refusal, &what, &mut m.refusals)? };
                 if accepted {
-                    let (amt, cur, inv) = (m.payments[p].amount, m.payments[p].currency, m.payments[p].invoice);
-                    let pid = m.payments[p].id.clone();
                     match *action {
-                        "succeed" => {
-                            m.payments[p].status = "succeeded";
-                            expect = Some(Expect {
-                                currency: cur.into(),
-                                lines: vec![l("cash", amt, 0), l("accounts_receivable", 0, amt)],
-                                source_id: Some(pid),
-                                reverses: None,
-                            });
-                            if let Some(i) = inv {
-                                let inv = &mut m.invoices[i];
-                                inv.paid += amt;
-                                if inv.status == "open" && inv.paid >= inv.due {
-                                    inv.status = "paid";
-                                }
-                            }
-                        }
+                        "succeed" => expect.push(m.succeed(p)),
                         "fail" => m.payments[p].status = "failed",
                         _ => {
-                            m.payments[p].status = "reversed";
                             let e = m.entry_ix(m.payments[p].entry.as_deref().unwrap());
-                            if !reversed_by_hand {
-                                expect = Some(Expect {
-                                    currency: cur.into(),
-                                    lines: swapped(&m.entries[e].lines),
-                                    source_id: Some(pid),
-                                    reverses: Some(e),
-                                });
-                            }
-                            if let Some(i) = inv {
-                                let inv = &mut m.invoices[i];
-                                inv.paid -= amt;
-                                if inv.status == "paid" && inv.paid < inv.due {
-                                    inv.status = "open";
-                                }
-                            }
+                            let posted = m.entries[e].lines.clone();
+                            expect.extend(m.reverse(p, e, &posted, reversed_by_hand));
                         }
                     }
                 }
@@ -1148,14 +1355,14 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                     None
                 };
                 let cur = m.payments[p].currency;
-                let r = app
-                    .call(
-                        k,
-                        "POST",
-                        "/v1/refunds",
-                        Some(json!({ "payment_id": m.payments[p].id, "amount": major(amt, cur), "currency": cur })),
-                    )
-                    .await;
+                let r = call(
+                    app,
+                    k,
+                    "POST",
+                    "/v1/refunds",
+                    Some(json!({ "payment_id": m.payments[p].id, "amount": major(amt, cur), "currency": cur })),
+                )
+                .await;
                 if verdict(&r, 201, refusal, &what, &mut m.refusals)? {
                     m.refunds.push(MRefund { id: id(&r.body["data"]), payment: p, amount: amt, status: "pending" });
                 }
@@ -1170,11 +1377,12 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                     if *action == "succeed" {
                         m.refunds[i].status = "succeeded";
                         let (amt, cur) = (m.refunds[i].amount, m.payments[m.refunds[i].payment].currency);
-                        expect = Some(Expect {
+                        expect.push(Expect {
                             currency: cur.into(),
                             lines: vec![l("refunds", amt, 0), l("cash", 0, amt)],
                             source_id: Some(m.refunds[i].id.clone()),
                             reverses: None,
+                            posts_payment: None,
                         });
                     } else {
                         m.refunds[i].status = "failed";
@@ -1195,11 +1403,12 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                     m.charges[c].posted = false;
                     if !reversed_by_hand {
                         let cur = m.entries[e].currency.clone();
-                        expect = Some(Expect {
+                        expect.push(Expect {
                             currency: cur,
                             lines: swapped(&m.entries[e].lines),
                             source_id: Some(m.charges[c].id.clone()),
                             reverses: Some(e),
+                            posts_payment: None,
                         });
                     }
                 }
@@ -1214,16 +1423,16 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                 } else {
                     ls.push(l(ACCOUNTS[credits[0]], 0, total));
                 }
-                let r = app
-                    .call(
-                        k,
-                        "POST",
-                        "/v1/accounting-entries",
-                        Some(json!({ "lines": lines_json(&ls, cur), "currency": cur, "posted_on": "2027-01-15" })),
-                    )
-                    .await;
+                let r = call(
+                    app,
+                    k,
+                    "POST",
+                    "/v1/accounting-entries",
+                    Some(json!({ "lines": lines_json(&ls, cur), "currency": cur, "posted_on": "2027-01-15" })),
+                )
+                .await;
                 verdict(&r, 201, None, &what, &mut m.refusals)?;
-                expect = Some(Expect { currency: cur.into(), lines: ls, source_id: None, reverses: None });
+                expect.push(Expect { currency: cur.into(), lines: ls, source_id: None, reverses: None, posts_payment: None });
             }
             Op::Reverse { entry, mirror } => {
                 if m.entries.is_empty() {
@@ -1246,22 +1455,24 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
                 let cur = m.entries[e].currency.clone();
                 let body =
                     json!({ "lines": lines_json(&ls, &cur), "currency": cur, "posted_on": "2027-01-20", "reverses_id": m.entries[e].id });
-                let r = app.call(k, "POST", "/v1/accounting-entries", Some(body)).await;
+                let r = call(app, k, "POST", "/v1/accounting-entries", Some(body)).await;
                 if verdict(&r, 201, refusal, &what, &mut m.refusals)? {
-                    expect = Some(Expect { currency: cur, lines: ls, source_id: None, reverses: Some(e) });
+                    expect.push(Expect { currency: cur, lines: ls, source_id: None, reverses: Some(e), posts_payment: None });
                 }
             }
         }
 
-        // The entries on the server: exactly the model's, plus what this step posted.
+        // The entries on the server: exactly the model's, plus what this step posted (a
+        // reversed test payment posts two at once: its posting, then the reversal of it).
         let all = list_all(app, k, "/v1/accounting-entries").await;
         let known: BTreeSet<&str> = m.entries.iter().map(|e| e.id.as_str()).collect();
-        let new: Vec<&Value> = all.iter().filter(|e| !known.contains(e["id"].as_str().unwrap())).collect();
+        let mut new: Vec<&Value> = all.iter().filter(|e| !known.contains(e["id"].as_str().unwrap())).collect();
+        let new_ids: BTreeSet<&str> = new.iter().map(|e| e["id"].as_str().unwrap()).collect();
+        new.sort_by_key(|e| e["reverses_id"].as_str().is_some_and(|r| new_ids.contains(r)));
         prop_assert_eq!(all.len() - new.len(), m.entries.len(), "{}: entries disappeared", what);
         let why = if reversed_by_hand { " (its posting was already reversed by a manual entry: no second reversal)" } else { "" };
-        prop_assert_eq!(new.len(), usize::from(expect.is_some()), "{}{}: new entries {:?}", what, why, new);
-        if let Some(x) = expect {
-            let e = new[0];
+        prop_assert_eq!(new.len(), expect.len(), "{}{}: new entries {:?}", what, why, new);
+        for (x, e) in expect.into_iter().zip(new) {
             prop_assert_eq!(lines(e), x.lines.clone(), "{}: {}", what, e);
             prop_assert_eq!(e["currency"].as_str(), Some(x.currency.as_str()), "{}", what);
             prop_assert_eq!(e["source_id"].as_str(), x.source_id.as_deref(), "{}", what);
@@ -1272,13 +1483,11 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
             }
             add(&mut m.sums, &x.currency, &x.lines);
             let eid = id(e);
-            match op {
-                Op::Charge { .. } => m.charges.last_mut().unwrap().entry = eid.clone(),
-                Op::PaymentAct(p, "succeed") => {
-                    let p = at(*p, m.payments.len());
-                    m.payments[p].entry = Some(eid.clone());
-                }
-                _ => {}
+            if let Op::Charge { .. } = op {
+                m.charges.last_mut().unwrap().entry = eid.clone();
+            }
+            if let Some(p) = x.posts_payment {
+                m.payments[p].entry = Some(eid.clone());
             }
             let gable = x.source_id.is_some();
             m.entries.push(MEntry { id: eid, currency: x.currency, lines: x.lines, reversed: false, gable });
@@ -1301,7 +1510,7 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
             prop_assert!(false, "{}: entry {} is reversed {} times", what, r, n);
         }
         // The tenant's sums: the model's, and balanced per currency.
-        let now = sums(app, &t).await;
+        let now = sums_in(app, &t, live).await;
         prop_assert_eq!(&now, &m.sums, "{}", what);
         for (cur, (d, c)) in totals(&now) {
             prop_assert_eq!(d, c, "{}: {} debits equal credits", what, cur);
@@ -1337,7 +1546,7 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
             put(e["currency"].as_str().unwrap(), &a, d - c);
         }
     }
-    let now = sums(app, &t).await;
+    let now = sums_in(app, &t, live).await;
     for cur in CURRENCIES {
         for a in ACCOUNTS {
             let want = derived.get(&(cur.to_string(), a.to_string())).copied().unwrap_or(0);
@@ -1382,7 +1591,10 @@ async fn run_ops(app: &TestApp, n: usize, ops: Vec<Op>, stats: &Stats) -> Result
     Ok(())
 }
 
-fn property_run(backend: Backend) {
+/// The property on a backend: in the sandbox, payments are test payments whose scenario
+/// runs at once (and `succeed`/`fail` always find them settled); in live mode they are
+/// pending until the actions settle them.
+fn property_run(backend: Backend, live: bool) {
     let Some((rt, app)) = TestApp::with_runtime(backend) else { return };
     let config = Config { cases: 24, failure_persistence: None, max_shrink_iters: 200, max_shrink_time: 60_000, ..Config::default() };
     let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
@@ -1390,14 +1602,14 @@ fn property_run(backend: Backend) {
     let stats = Stats::default();
     let result = runner.run(&ops(), |ops| {
         n.set(n.get() + 1);
-        rt.block_on(run_ops(&app, n.get(), ops, &stats))
+        rt.block_on(run_ops(&app, live, n.get(), ops, &stats))
     });
     rt.block_on(app.stop());
     if let Err(e) = result {
         panic!("{e}");
     }
     let stats = stats.into_inner();
-    eprintln!("{backend:?}: {stats:#?}");
+    eprintln!("{backend:?} (live: {live}): {stats:#?}");
     for k in [
         "payments succeeded",
         "payments failed",
@@ -1417,10 +1629,20 @@ fn property_run(backend: Backend) {
 
 #[test]
 fn random_operations_keep_the_books_balanced_on_sqlite() {
-    property_run(Backend::Sqlite);
+    property_run(Backend::Sqlite, false);
 }
 
 #[test]
 fn random_operations_keep_the_books_balanced_on_postgres() {
-    property_run(Backend::Postgres);
+    property_run(Backend::Postgres, false);
+}
+
+#[test]
+fn random_live_operations_keep_the_books_balanced_on_sqlite() {
+    property_run(Backend::Sqlite, true);
+}
+
+#[test]
+fn random_live_operations_keep_the_books_balanced_on_postgres() {
+    property_run(Backend::Postgres, true);
 }

@@ -66,7 +66,12 @@ impl Op {
 struct Ctx<'a> {
     app: &'a TestApp,
     doc: Value,
+    /// The full key of the environment requests go to (the sandbox's, unless `live`).
     key: String,
+    /// The other environment's full key.
+    other_key: String,
+    /// Requests go to production: for what only live mode has (a pending payment).
+    live: bool,
     /// Keys holding only another collection's read scope (`[0]`, or `[1]` for that collection).
     narrow: [(String, &'static str); 2],
     /// The world's records as the API returns them, by collection.
@@ -77,7 +82,29 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.app.sandbox)
+        format!("{}{path}", self.app.base(self.live))
+    }
+
+    /// Sends what follows to production (`true`) or back to the sandbox: the address and
+    /// the full key change together.
+    fn set_live(&mut self, live: bool) {
+        if self.live != live {
+            std::mem::swap(&mut self.key, &mut self.other_key);
+            self.live = live;
+        }
+    }
+
+    /// A request to the environment, as a client library sends it: every POST with a fresh
+    /// `Idempotency-Key` (required on `POST /v1/payments`).
+    fn request(&self, method: &str, path: &str) -> reqwest::RequestBuilder {
+        let method: reqwest::Method = method.to_uppercase().parse().expect("method");
+        let post = method == reqwest::Method::POST;
+        let req = self.app.client.request(method, self.url(path));
+        if post {
+            req.header("Idempotency-Key", Uuid::new_v4().to_string())
+        } else {
+            req
+        }
     }
 
     fn world_id(&self, c: &str) -> String {
@@ -95,7 +122,7 @@ impl Ctx<'_> {
 
     /// A request with the full key (or none), JSON body optional.
     async fn send(&self, key: Option<&str>, method: &str, path: &str, body: Option<&Value>) -> Res {
-        let mut req = self.app.client.request(method.to_uppercase().parse().expect("method"), self.url(path));
+        let mut req = self.request(method, path);
         if let Some(k) = key {
             req = req.bearer_auth(k);
         }
@@ -107,13 +134,7 @@ impl Ctx<'_> {
 
     /// A request with a raw body and content type.
     async fn send_raw(&self, method: &str, path: &str, content_type: &str, body: Vec<u8>) -> Res {
-        let req = self
-            .app
-            .client
-            .request(method.to_uppercase().parse().expect("method"), self.url(path))
-            .bearer_auth(&self.key)
-            .header("content-type", content_type)
-            .body(body);
+        let req = self.request(method, path).bearer_auth(&self.key).header("content-type", content_type).body(body);
         self.app.raw(req).await
     }
 
@@ -141,7 +162,17 @@ async fn every_documented_status_is_served(app: &TestApp) {
         assert_eq!(r.status, 200, "world record {c}: {}", r.text);
         records.insert(*c, r.body["data"].clone());
     }
-    let mut cx = Ctx { app, doc, key: t.test_key.clone(), narrow, records, failures: vec![], checked: 0 };
+    let mut cx = Ctx {
+        app,
+        doc,
+        key: t.test_key.clone(),
+        other_key: t.live_key.clone(),
+        live: false,
+        narrow,
+        records,
+        failures: vec![],
+        checked: 0,
+    };
 
     let ops = operations(&cx.doc);
     check_security_schemes(&mut cx, &ops).await;
@@ -703,6 +734,11 @@ async fn fresh(cx: &mut Ctx<'_>, c: &Collection) -> Result<Value, String> {
         let lease = fresh_in(cx, leases, &["sent"]).await?;
         body["lease_id"] = lease["id"].clone();
     }
+    if c.name == "payments" && cx.live {
+        // A live payment records money received outside Gable: no scenario (the sandbox's),
+        // no lease of the sandbox's world.
+        body = json!({ "amount": body["amount"], "currency": body["currency"], "method": "cash" });
+    }
     let r = cx.send(Some(&cx.key), "post", &format!("/v1/{}", c.name), Some(&body)).await;
     if r.status != 201 {
         return Err(format!("creating {} failed: {}", c.name, trim(&r.text)));
@@ -748,8 +784,17 @@ async fn fresh_in(cx: &mut Ctx<'_>, c: &Collection, states: &[&str]) -> Result<V
 
 /// `200` and `409` of an action: a fresh record in a state the action leaves, the action
 /// (200, to its target state), and the same action again (409, since it is not allowed from
-/// its own target state).
+/// its own target state). A payment's actions from `pending` run in live mode: the sandbox
+/// settles a test payment as it is created, so none is ever pending there.
 async fn provoke_action(cx: &mut Ctx<'_>, op: &Op, statuses: &[u16]) {
+    let (c, a) = (op.c(), op.action.expect("an action"));
+    cx.set_live(c.name == "payments" && a.from.contains(&"pending"));
+    provoke_action_here(cx, op, statuses).await;
+    cx.set_live(false);
+}
+
+/// `provoke_action` in the environment `cx` sends to.
+async fn provoke_action_here(cx: &mut Ctx<'_>, op: &Op, statuses: &[u16]) {
     let (c, a) = (op.c(), op.action.expect("an action"));
     let rec = match fresh_in(cx, c, a.from).await {
         Ok(r) => r,

@@ -35,19 +35,28 @@ both!(method_not_allowed_names_the_allowed_methods);
 async fn money_is_exact(app: &TestApp) {
     let t = app.tenant("A").await;
     let url = format!("{}/v1/payments", app.sandbox);
-    let post = |body: &'static str| app.client.post(&url).bearer_auth(&t.test_key).header("content-type", "application/json").body(body);
+    // A raw request, so that the body is the exact text; a payment needs an idempotency key.
+    let post = |body: &'static str| {
+        app.client
+            .post(&url)
+            .bearer_auth(&t.test_key)
+            .header("content-type", "application/json")
+            .header("idempotency-key", uuid::Uuid::new_v4().to_string())
+            .body(body)
+    };
     // More decimals than the currency has are refused even where a float would round them away.
-    let r = app.raw(post(r#"{"amount": 10.000000000000000001, "currency": "USD"}"#)).await;
+    let r = app.raw(post(r#"{"amount": 10.000000000000000001, "currency": "USD", "scenario": "succeeded"}"#)).await;
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "amount");
-    let r = app.raw(post(r#"{"amount": 1.0000000000000000001e1, "currency": "USD"}"#)).await;
+    let r = app.raw(post(r#"{"amount": 1.0000000000000000001e1, "currency": "USD", "scenario": "succeeded"}"#)).await;
     r.assert_error(400, "validation_failed");
+    assert_eq!(r.param(), "amount");
     // The largest amounts come back digit for digit, in the currency's decimals.
     for (body, expect) in [
-        (r#"{"amount": 999999999999.99, "currency": "USD"}"#, r#""amount":999999999999.99"#),
-        (r#"{"amount": 999999999999.999, "currency": "KWD"}"#, r#""amount":999999999999.999"#),
-        (r#"{"amount": "0.10", "currency": "USD"}"#, r#""amount":0.1"#),
-        (r#"{"amount": 1.25e3, "currency": "JPY"}"#, r#""amount":1250"#),
+        (r#"{"amount": 999999999999.99, "currency": "USD", "scenario": "succeeded"}"#, r#""amount":999999999999.99"#),
+        (r#"{"amount": 999999999999.999, "currency": "KWD", "scenario": "succeeded"}"#, r#""amount":999999999999.999"#),
+        (r#"{"amount": "0.10", "currency": "USD", "scenario": "succeeded"}"#, r#""amount":0.1"#),
+        (r#"{"amount": 1.25e3, "currency": "JPY", "scenario": "succeeded"}"#, r#""amount":1250"#),
     ] {
         let r = app.raw(post(body)).await;
         assert_eq!(r.status, 201, "{body}: {}", r.text);

@@ -79,15 +79,16 @@ async fn invoice(app: &TestApp, key: &str, lease: &str, amount: Value, currency:
     i
 }
 
-/// A payment taken to `succeeded` (or `failed`), against an invoice or none.
-async fn payment(app: &TestApp, key: &str, invoice: Option<&str>, amount: Value, currency: &str, outcome: &str) -> String {
-    let mut body = json!({ "amount": amount, "currency": currency });
+/// A test payment whose scenario (`succeeded`, `failed` or `reversed`) runs at once,
+/// against an invoice or none.
+async fn payment(app: &TestApp, key: &str, invoice: Option<&str>, amount: Value, currency: &str, scenario: &str) -> String {
+    let mut body = json!({ "amount": amount, "currency": currency, "scenario": scenario });
     if let Some(i) = invoice {
         body["invoice_id"] = json!(i);
     }
-    let p = id(&app.create(key, "payments", body).await);
-    act(app, key, "payments", &p, outcome).await;
-    p
+    let p = app.create(key, "payments", body).await;
+    assert_eq!(p["status"], scenario, "the scenario ran at once: {p}");
+    id(&p)
 }
 
 /// Waits for a report to leave `queued` (the in-process worker takes it at once; a
@@ -151,7 +152,7 @@ async fn rent_roll_lists_units_leases_and_balances(app: &TestApp) {
         )
         .await);
     act(app, k, "invoices", &i1, "open").await;
-    payment(app, k, Some(&i1), json!(1450), "USD", "succeed").await;
+    payment(app, k, Some(&i1), json!(1450), "USD", "succeeded").await;
     let i2 = id(&app
         .create(
             k,
@@ -160,12 +161,11 @@ async fn rent_roll_lists_units_leases_and_balances(app: &TestApp) {
         )
         .await);
     act(app, k, "invoices", &i2, "open").await;
-    payment(app, k, Some(&i2), json!(1000), "USD", "succeed").await;
-    payment(app, k, Some(&i2), json!(200), "USD", "fail").await; // failed: not paid
-    let reversed = payment(app, k, Some(&i2), json!(300), "USD", "succeed").await;
-    act(app, k, "payments", &reversed, "reverse").await; // reversed: not paid
-    payment(app, k, None, json!(500), "USD", "succeed").await; // not to the lease's invoices
-                                                               // 1B: a lease that ended ten days ago.
+    payment(app, k, Some(&i2), json!(1000), "USD", "succeeded").await;
+    payment(app, k, Some(&i2), json!(200), "USD", "failed").await; // failed: not paid
+    payment(app, k, Some(&i2), json!(300), "USD", "reversed").await; // reversed: not paid
+    payment(app, k, None, json!(500), "USD", "succeeded").await; // not to the lease's invoices
+                                                                 // 1B: a lease that ended ten days ago.
     let l2 = active_lease(app, k, &u1b, d(-100), Some(d(-10)), json!({ "rent": 1200, "currency": "USD" })).await;
     charge(app, k, &l2, "rent", json!(1200), "USD", d(-40)).await;
     act(app, k, "leases", &l2, "end").await;
@@ -173,7 +173,7 @@ async fn rent_roll_lists_units_leases_and_balances(app: &TestApp) {
     let l3 = active_lease(app, k, &u2a, d(-30), None, json!({ "rent": 120000, "currency": "JPY", "deposit": 240000 })).await;
     charge(app, k, &l3, "rent", json!(120000), "JPY", d(-30)).await;
     let i3 = invoice(app, k, &l3, json!(120000), "JPY", d(-30), true).await;
-    payment(app, k, Some(&i3), json!(20000), "JPY", "succeed").await;
+    payment(app, k, Some(&i3), json!(20000), "JPY", "succeeded").await;
     // A draft lease is not in force.
     app.create(k, "leases", json!({ "unit_id": u1b, "start_date": d(-5).to_string(), "rent": 999, "currency": "USD" })).await;
 
@@ -344,7 +344,7 @@ async fn delinquency_ages_open_invoices(app: &TestApp) {
     }
     // Part-paid, 45 days late: 200 outstanding.
     let part = invoice(app, k, &lease, json!(245), "USD", d(-45), true).await;
-    payment(app, k, Some(&part), json!(45), "USD", "succeed").await;
+    payment(app, k, Some(&part), json!(45), "USD", "succeeded").await;
     // Not delinquent today: due today, due later, draft, void, paid.
     let due_today = invoice(app, k, &lease, json!(1000), "USD", d(0), true).await;
     let due_later = invoice(app, k, &lease, json!(1005), "USD", d(5), true).await;
@@ -352,11 +352,10 @@ async fn delinquency_ages_open_invoices(app: &TestApp) {
     let void = invoice(app, k, &lease, json!(8), "USD", d(-10), true).await;
     act(app, k, "invoices", &void, "void").await;
     let paid = invoice(app, k, &lease, json!(9), "USD", d(-10), true).await;
-    payment(app, k, Some(&paid), json!(9), "USD", "succeed").await;
+    payment(app, k, Some(&paid), json!(9), "USD", "succeeded").await;
     // Paid, then the payment reversed: open and delinquent again.
     let reopened = invoice(app, k, &lease, json!(11), "USD", d(-12), true).await;
-    let pr = payment(app, k, Some(&reopened), json!(11), "USD", "succeed").await;
-    act(app, k, "payments", &pr, "reverse").await;
+    payment(app, k, Some(&reopened), json!(11), "USD", "reversed").await;
     assert_eq!(app.call(k, "GET", &format!("/v1/invoices/{reopened}"), None).await.body["data"]["status"], "open");
     let jpy = invoice(app, k, &yen, json!(5000), "JPY", d(-10), true).await;
 
@@ -450,7 +449,7 @@ async fn ledger_report_is_the_trial_balance(app: &TestApp) {
     charge(app, k, &l1, "rent", json!(1450), "USD", d(-10)).await;
     charge(app, k, &l1, "fee", json!(35.5), "USD", d(10)).await; // posted on its due date, later
     let inv = invoice(app, k, &l1, json!(1450), "USD", d(-10), true).await;
-    let p = payment(app, k, Some(&inv), json!(1000), "USD", "succeed").await;
+    let p = payment(app, k, Some(&inv), json!(1000), "USD", "succeeded").await;
     let rf = id(&app.create(k, "refunds", json!({ "payment_id": p, "amount": 100, "currency": "USD" })).await);
     act(app, k, "refunds", &rf, "succeed").await;
     app.create(k, "accounting-entries", json!({ "lines": [{ "account": "cash", "debit": 10, "credit": 0 }, { "account": "fee_income", "debit": 0, "credit": 10 }], "currency": "USD", "posted_on": d(20).to_string() })).await;

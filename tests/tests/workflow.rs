@@ -80,6 +80,8 @@ both!(a_work_order_runs_its_course);
 
 /// A fresh record of a machine's collection in its initial state, with what its actions
 /// need from other records (a sent lease for a signature, a succeeded payment for a refund).
+/// Payments are live ones (`key` is then a live key): only live mode keeps a payment
+/// `pending` for its actions, the sandbox runs a test payment's scenario at once.
 async fn fresh(app: &TestApp, key: &str, w: &world::World, collection: &str) -> String {
     let id = |c: &str| w.id(c).to_string();
     let body = match collection {
@@ -102,12 +104,16 @@ async fn fresh(app: &TestApp, key: &str, w: &world::World, collection: &str) -> 
         "guests" => json!({ "name": "G" }),
         "charges" => json!({ "lease_id": id("leases"), "kind": "fee", "amount": 1, "currency": "USD", "due_date": "2027-01-01" }),
         "invoices" => json!({ "lease_id": id("leases"), "amount_due": 1, "currency": "USD", "due_date": "2027-01-01" }),
-        "payments" => json!({ "amount": 1, "currency": "USD" }),
+        "payments" => {
+            let r = app.call_on(true, key, "POST", "/v1/payments", Some(json!({ "amount": 1, "currency": "USD", "method": "cash" }))).await;
+            assert_eq!(r.status, 201, "a live payment: {}", r.text);
+            assert_eq!(r.body["data"]["status"], "pending");
+            return r.body["data"]["id"].as_str().unwrap().to_string();
+        }
         "refunds" => {
-            let payment = app.create(key, "payments", json!({ "amount": 1, "currency": "USD" })).await;
-            let payment = payment["id"].as_str().unwrap();
-            assert_eq!(app.call(key, "POST", &format!("/v1/payments/{payment}/succeed"), None).await.status, 200);
-            json!({ "payment_id": payment, "amount": 1, "currency": "USD" })
+            let payment = app.create(key, "payments", json!({ "amount": 1, "currency": "USD", "scenario": "succeeded" })).await;
+            assert_eq!(payment["status"], "succeeded");
+            json!({ "payment_id": payment["id"], "amount": 1, "currency": "USD" })
         }
         "workorders" => json!({ "property_id": id("properties"), "title": "W" }),
         "inspections" => json!({ "unit_id": id("units"), "kind": "routine" }),
@@ -125,11 +131,13 @@ async fn fresh(app: &TestApp, key: &str, w: &world::World, collection: &str) -> 
 /// and the allowed actions, changing nothing.
 async fn every_transition_from_every_state(app: &TestApp) {
     let t = app.tenant("A").await;
-    let key = t.test_key.as_str();
-    let w = &world::build(app, t.id, key).await;
+    let w = &world::build(app, t.id, &t.test_key).await;
     for m in MACHINES {
+        // Payments' actions run on live payments (see `fresh`); every other machine in the sandbox.
+        let live = m.collection == "payments";
+        let key = if live { t.live_key.as_str() } else { t.test_key.as_str() };
         let post = |id: String, a: &'static gable::domain::workflow::Action| async move {
-            app.call(key, "POST", &format!("/v1/{}/{id}/{}", m.collection, a.name), params(a)).await
+            app.call_on(live, key, "POST", &format!("/v1/{}/{id}/{}", m.collection, a.name), params(a)).await
         };
         // A record in a state: a fresh one, moved along the path that reaches the state.
         let reach = |path: Vec<&'static gable::domain::workflow::Action>| async move {
@@ -141,8 +149,10 @@ async fn every_transition_from_every_state(app: &TestApp) {
             id
         };
         let first = fresh(app, key, w, m.collection).await;
-        let initial =
-            app.call(key, "GET", &format!("/v1/{}/{first}", m.collection), None).await.body["data"]["status"].as_str().unwrap().to_string();
+        let initial = app.call_on(live, key, "GET", &format!("/v1/{}/{first}", m.collection), None).await.body["data"]["status"]
+            .as_str()
+            .unwrap()
+            .to_string();
         // Breadth-first over the states the actions reach.
         let mut paths: Vec<(String, Vec<&'static gable::domain::workflow::Action>)> = vec![(initial, vec![])];
         let mut i = 0;
@@ -157,7 +167,7 @@ async fn every_transition_from_every_state(app: &TestApp) {
                 assert_eq!(r.body["error"]["details"]["current_status"], json!(state), "{}.{}", m.collection, a.name);
                 assert_eq!(r.body["error"]["details"]["allowed_actions"], json!(allowed), "{}.{} from {state}", m.collection, a.name);
             }
-            let now = app.call(key, "GET", &format!("/v1/{}/{id}", m.collection), None).await;
+            let now = app.call_on(live, key, "GET", &format!("/v1/{}/{id}", m.collection), None).await;
             assert_eq!(now.body["data"]["status"], json!(state), "{}: refused actions changed nothing", m.collection);
             for a in m.actions.iter().filter(|a| a.from.contains(&state.as_str())) {
                 let id = reach(path.clone()).await;

@@ -10,9 +10,11 @@
 //! - `throttle`: sign-in rate limits per email and per client address; sign-up per address
 //! - `service_accounts`: service accounts and their API keys
 //! - `webhooks`: webhook subscriptions and their delivery register
+//! - `sandbox`: resetting the tenant's sandbox (and the demo portfolio)
 
 mod accounts;
 pub mod passwords;
+mod sandbox;
 mod service_accounts;
 pub mod sessions;
 pub mod throttle;
@@ -26,7 +28,7 @@ pub use gable_app::service;
 
 use gable_app::service::{
     ApiKeyView, Console, ConsoleError, CreatedKey, DeliveryDetail, DeliveryFilter, DeliveryView, Me, NewKey, NewSession, NewUser, RoleView,
-    ServiceAccount, SignUp, UserView, WebhookForm, WebhookView, WebhookWithSecret,
+    SandboxReset, ServiceAccount, SignUp, UserView, WebhookForm, WebhookView, WebhookWithSecret,
 };
 use uuid::Uuid;
 
@@ -217,5 +219,9 @@ impl Console for ConsoleService {
 
     async fn replay_webhook_delivery(&self, me: &Me, id: &str) -> Result<DeliveryView, ConsoleError> {
         self.replay(me, id).await
+    }
+
+    async fn reset_sandbox(&self, me: &Me, demo: bool) -> Result<SandboxReset, ConsoleError> {
+        self.reset_tenant_sandbox(me, demo).await
     }
 }

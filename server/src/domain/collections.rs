@@ -266,6 +266,8 @@ pub static COLLECTIONS: &[Collection] = &[
             f("rent_due_day", Int { min: 1, max: 28 }).default(D::Int(1)).doc("Day of the month rent falls due."),
             status(&["draft", "sent", "signed", "active", "ended", "terminated", "cancelled"], "draft"),
             f("ended_at", DateTime).read_only().doc("When the lease was ended or terminated."),
+            f("rent_billed_through", Date).read_only().doc("The due date of the last rent period Gable billed (recurring rent)."),
+            f("rent_next_due", Date).read_only().doc("The due date of the next rent period Gable bills, 7 days before it; absent when none is left."),
         ],
         property: P::Via(&["unit_id"]), writes: Writes::Full, metadata: true,
         rules: &[Rule::After { earlier: "start_date", later: "end_date" }],
@@ -343,6 +345,8 @@ pub static COLLECTIONS: &[Collection] = &[
             currency().create_only(),
             f("due_date", Date).required().create_only().sort(),
             f("description", Str { max: 500 }),
+            f("period", Str { max: 7 }).read_only().filter()
+                .doc("The rent period (`YYYY-MM`) of a charge Gable billed from its lease; absent on charges made by hand."),
             status(&["posted", "void"], "posted"),
             f("voided_at", DateTime).read_only(),
         ],
@@ -378,14 +382,17 @@ pub static COLLECTIONS: &[Collection] = &[
             f("method", Enum(&["card", "bank_transfer", "ach", "cash", "check", "other"])).default(D::Str("card")).sort()
                 .env(EnvRule::LiveValues(LIVE_PAYMENT_METHODS))
                 .doc("How the money came. A live payment records money received outside Gable, which processes no cards or ACH debits itself."),
-            f("scenario", Enum(&["succeeded", "failed", "reversed"])).create_only().filter().env(EnvRule::SandboxOnly)
-                .doc("The outcome the test payment simulates."),
+            f("lease_id", Ref("leases")).create_only().filter().doc("The lease the payment pays, if any."),
+            f("description", Str { max: 500 }).create_only(),
+            f("scenario", Enum(&["succeeded", "failed", "reversed"])).create_only().filter().env(EnvRule::SandboxRequired)
+                .doc("The outcome the test payment simulates: `succeeded` settles it, `failed` declines it, `reversed` settles it and then reverses it."),
             status(&["pending", "succeeded", "failed", "reversed"], "pending"),
-            f("failure_reason", Str { max: 500 }).read_only(),
+            f("failure_code", Str { max: 100 }).read_only().doc("Why the payment failed, as a code (e.g. `card_declined`)."),
+            f("failure_message", Str { max: 500 }).read_only().doc("Why the payment failed, in words."),
             f("succeeded_at", DateTime).read_only(),
             f("reversed_at", DateTime).read_only(),
         ],
-        property: P::Via(&["invoice_id"]), writes: Writes::NoDelete, metadata: true, rules: &[], indexes: &[], secret: None,
+        property: P::Via(&["invoice_id", "lease_id"]), writes: Writes::NoDelete, metadata: true, rules: &[], indexes: &[], secret: None,
     },
     Collection {
         name: "refunds", object: "refund", table: "refunds",

@@ -8,6 +8,7 @@ pub mod ledger;
 pub mod list;
 pub mod record;
 pub mod registry;
+pub mod rent;
 pub mod reports;
 pub mod scopes;
 pub mod validate;

@@ -115,6 +115,9 @@ pub enum EnvRule {
     Same,
     /// Only the sandbox takes the field (test scenarios); live mode refuses it.
     SandboxOnly,
+    /// The sandbox requires the field on create (a test payment's scenario); live mode
+    /// refuses it.
+    SandboxRequired,
     /// A URL or origin that must use https in live mode (the sandbox also takes http).
     HttpsInLive,
     /// In live mode the field takes only these values.
@@ -127,6 +130,7 @@ impl EnvRule {
         match self {
             EnvRule::Same => None,
             EnvRule::SandboxOnly => Some("Sandbox only: refused in live mode.".into()),
+            EnvRule::SandboxRequired => Some("Required in the sandbox; refused in live mode.".into()),
             EnvRule::HttpsInLive => Some("Must use `https` in live mode; the sandbox also takes `http`.".into()),
             EnvRule::LiveValues(v) => {
                 Some(format!("In live mode one of: {}.", v.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ")))

@@ -19,6 +19,13 @@ pub struct Changes {
     pub metadata: Option<Json>,
 }
 
+impl Changes {
+    /// Changes to exactly these fields (what Gable itself sets, unvalidated).
+    pub fn of(pairs: impl IntoIterator<Item = (&'static str, Val)>) -> Changes {
+        Changes { values: pairs.into_iter().collect(), metadata: None }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
     Create,
@@ -46,6 +53,11 @@ pub fn create(c: &Collection, body: &Json, livemode: bool) -> Result<Changes> {
     }
     finish_money(c, &mut ch, None)?;
     check_environment(c, &ch, livemode)?;
+    if !livemode {
+        if let Some(f) = c.fields.iter().find(|f| f.env == EnvRule::SandboxRequired && !ch.values.contains_key(f.name)) {
+            return Err(Error::validation(f.name, "is required in the sandbox"));
+        }
+    }
     check_rules(c, &merged(&ch, None))?;
     Ok(ch)
 }
@@ -89,7 +101,7 @@ fn check_environment(c: &Collection, ch: &Changes, livemode: bool) -> Result<()>
         let Some(v) = ch.values.get(f.name).filter(|v| !v.is_null()) else { continue };
         match f.env {
             EnvRule::Same => {}
-            EnvRule::SandboxOnly => {
+            EnvRule::SandboxOnly | EnvRule::SandboxRequired => {
                 return Err(Error::validation(f.name, "is accepted in the sandbox only; live mode records what really happened"));
             }
             EnvRule::HttpsInLive => {

@@ -133,7 +133,7 @@ pub static MACHINES: &[Machine] = &[
         stamped("succeed", &["pending"], "succeeded", "succeeded_at"),
         Action {
             name: "fail", from: &["pending"], to: "failed", stamp: None,
-            input: Input::Fields { required: &[], optional: &["failure_reason"] },
+            input: Input::Fields { required: &[], optional: &["failure_code", "failure_message"] },
         },
         stamped("reverse", &["succeeded"], "reversed", "reversed_at"),
     ]},

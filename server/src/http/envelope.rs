@@ -12,8 +12,25 @@ pub fn single(status: StatusCode, object: &str, data: Value) -> Response {
     envelope(status, object, data, None, false)
 }
 
+/// The envelope of one object, as a value (for an answer stored with its write).
+pub fn single_value(object: &str, data: Value) -> Value {
+    json!({
+        "object": object,
+        "data": data,
+        "meta": { "request_id": current_request_id().map(|id| id.to_string()), "next_cursor": null, "has_more": false }
+    })
+}
+
 /// A list, serialised straight to bytes from its items.
 pub fn list<T: Serialize>(data: &[T], next_cursor: Option<String>, has_more: bool) -> Response {
+    match list_bytes(data, next_cursor, has_more) {
+        Ok(bytes) => ([(axum::http::header::CONTENT_TYPE, "application/json")], bytes).into_response(),
+        Err(e) => crate::error::Error::internal(e).into_response(),
+    }
+}
+
+/// The bytes of a list's envelope.
+pub fn list_bytes<T: Serialize>(data: &[T], next_cursor: Option<String>, has_more: bool) -> serde_json::Result<Vec<u8>> {
     #[derive(Serialize)]
     struct Meta {
         request_id: Option<String>,
@@ -28,21 +45,12 @@ pub fn list<T: Serialize>(data: &[T], next_cursor: Option<String>, has_more: boo
     }
     let body =
         Envelope { object: "list", data, meta: Meta { request_id: current_request_id().map(|id| id.to_string()), next_cursor, has_more } };
-    match serde_json::to_vec(&body) {
-        Ok(bytes) => ([(axum::http::header::CONTENT_TYPE, "application/json")], bytes).into_response(),
-        Err(e) => crate::error::Error::internal(e).into_response(),
-    }
+    serde_json::to_vec(&body)
 }
 
 fn envelope(status: StatusCode, object: &str, data: Value, next_cursor: Option<String>, has_more: bool) -> Response {
-    let body = json!({
-        "object": object,
-        "data": data,
-        "meta": {
-            "request_id": current_request_id().map(|id| id.to_string()),
-            "next_cursor": next_cursor,
-            "has_more": has_more,
-        }
-    });
+    let mut body = single_value(object, data);
+    body["meta"]["next_cursor"] = json!(next_cursor);
+    body["meta"]["has_more"] = json!(has_more);
     (status, Json(body)).into_response()
 }

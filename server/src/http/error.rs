@@ -28,8 +28,12 @@ impl Error {
             InvalidStateTransition { .. } => (StatusCode::CONFLICT, "invalid_state_transition"),
             Immutable(_) => (StatusCode::CONFLICT, "immutable_resource"),
             Conflict(_) => (StatusCode::CONFLICT, "conflict"),
+            MissingIdempotencyKey(_) => (StatusCode::BAD_REQUEST, "missing_idempotency_key"),
+            IdempotencyKeyInUse => (StatusCode::CONFLICT, "idempotency_key_in_use"),
+            IdempotencyKeyReused(_) => (StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused"),
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
             UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
+            RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
             Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
         }
     }
@@ -39,6 +43,7 @@ impl Error {
             Error::InvalidRequest { param, .. } | Error::NotFound { param, .. } => param.as_deref(),
             Error::InvalidParameter { param, .. } | Error::Validation { param, .. } => Some(param),
             Error::InvalidCursor => Some("cursor"),
+            Error::MissingIdempotencyKey(_) | Error::IdempotencyKeyInUse | Error::IdempotencyKeyReused(_) => Some("Idempotency-Key"),
             _ => None,
         }
     }
@@ -73,6 +78,9 @@ impl IntoResponse for Error {
             if let Ok(v) = axum::http::HeaderValue::from_str(&allow.join(", ")) {
                 resp.headers_mut().insert(axum::http::header::ALLOW, v);
             }
+        }
+        if let Error::RateLimited { retry_after_secs } = &self {
+            resp.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(*retry_after_secs));
         }
         resp
     }

@@ -2,7 +2,8 @@
 //!
 //! access log → request id → catch panic → client (address and https, trusted proxies
 //! only) → API version → body limit → credential (every `/v1` route but the API
-//! description; see `auth::layer`) → routes.
+//! description; see `auth::layer`) → rate limit (per credential) → idempotency (every
+//! `POST`) → routes.
 
 pub mod access_log;
 pub mod api;
@@ -12,6 +13,8 @@ pub mod client;
 pub mod console;
 pub mod envelope;
 pub mod error;
+pub mod idempotency;
+pub mod rate_limit;
 pub mod request_id;
 pub mod version;
 

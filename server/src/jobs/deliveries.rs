@@ -9,6 +9,11 @@
 //! receiver cannot take every slot. A claim lasts `LEASE`, well beyond the 10 s request
 //! timeout; if the process dies mid-attempt, the claim lapses and the attempt is made
 //! again (at least once, never lost).
+//!
+//! Per attempt the database sees no transaction of its own: a claim takes a batch of
+//! attempts and reads their events in one transaction, and outcomes are recorded by one
+//! recorder task that writes whatever finished meanwhile in one transaction (`Recorder`),
+//! so a commit (a WAL flush on PostgreSQL) serves many attempts.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -16,17 +21,17 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
 use serde_json::{json, Map, Value as Json};
-use tokio::sync::{watch, Notify, Semaphore};
+use tokio::sync::{mpsc, oneshot, watch, Notify, Semaphore};
 use uuid::Uuid;
 
 use crate::crypto::MasterKey;
 use crate::domain::collections::collection;
+use crate::domain::record::Record;
 use crate::domain::webhooks;
 use crate::error::{Error, Result};
 use crate::outbound::{self, SendError};
 use crate::state::AppState;
 use crate::store::deliveries::{self, Claimed, Outcome, Trigger};
-use crate::store::records::Scope;
 use crate::store::{Intent, Store};
 
 /// Attempts in flight at once, in this process, by default (`--delivery-concurrency`).
@@ -37,6 +42,52 @@ pub const PER_SUBSCRIPTION: usize = 8;
 pub const LEASE: Duration = Duration::seconds(30);
 /// The longest the worker sleeps without a wake-up (a lapsed claim, a lost notification).
 const IDLE: std::time::Duration = std::time::Duration::from_secs(30);
+/// The most outcomes recorded in one transaction.
+const RECORD_BATCH: usize = 256;
+
+/// An attempt's outcome on its way to the recorder, and where to say whether it was recorded.
+struct Finished {
+    claimed: Claimed,
+    outcome: Outcome,
+    /// `Some(recorded)`, or `None` when the batch could not be written (logged once).
+    reply: oneshot::Sender<Option<bool>>,
+}
+
+/// Writes outcomes to the register in batches: it takes one, then everything else that
+/// is waiting, and commits them together. Attempts wait for their reply, so an attempt's
+/// slot is freed only once its outcome is durable (or its claim is left to lapse).
+async fn record(app: Arc<AppState>, mut finished: mpsc::Receiver<Finished>) {
+    let mut batch = Vec::with_capacity(RECORD_BATCH);
+    while finished.recv_many(&mut batch, RECORD_BATCH).await > 0 {
+        let now = app.ops.clock().now();
+        let written = async {
+            let mut tx = app.store.begin_system(Intent::Write).await?;
+            let done: Vec<_> = batch.iter().map(|f| (&f.claimed, &f.outcome)).collect();
+            let recorded = deliveries::finish_all(&mut tx, &done, now).await?;
+            tx.commit().await?;
+            Ok::<_, Error>(recorded)
+        };
+        match written.await {
+            Ok(recorded) => {
+                if batch.iter().zip(&recorded).any(|(f, r)| *r && f.outcome.retry_at.is_some()) {
+                    app.ops.signals().deliveries_due.notify_one();
+                }
+                for (f, r) in batch.drain(..).zip(recorded) {
+                    let _ = f.reply.send(Some(r));
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %format!("{e:#}"), attempts = batch.len(), "delivery outcomes could not be recorded; their claims will lapse and they are made again");
+                for f in batch.drain(..) {
+                    let _ = f.reply.send(None);
+                }
+            }
+        }
+    }
+}
+
+/// What an attempt sends: body, headers and address.
+type Request = (Vec<u8>, Vec<(String, String)>, url::Url);
 
 /// The worker's shared parts.
 #[derive(Clone)]
@@ -48,12 +99,17 @@ pub struct Deliverer {
     /// Rung when an attempt finishes, so the loop can claim into the freed slot.
     freed: Arc<Notify>,
     concurrency: usize,
+    /// To the recorder task (which ends when the last `Deliverer` clone is dropped).
+    finished: mpsc::Sender<Finished>,
 }
 
 impl Deliverer {
     pub fn new(app: Arc<AppState>, client: outbound::Client, concurrency: usize) -> Deliverer {
+        let (finished, outcomes) = mpsc::channel(concurrency.max(1));
+        tokio::spawn(record(app.clone(), outcomes));
         Deliverer {
             app,
+            finished,
             client,
             concurrency,
             slots: Arc::new(Semaphore::new(concurrency)),
@@ -93,17 +149,17 @@ impl Deliverer {
             left
         };
         let claimed = deliveries::claim(&mut tx, now, LEASE, free, room).await?;
+        let events = deliveries::events_of(&mut tx, &claimed).await?;
         tx.commit().await?;
         let mut started = Vec::with_capacity(claimed.len());
         for c in claimed {
+            let body = body_of(&c, &events);
             let Ok(permit) = self.slots.clone().try_acquire_owned() else { break };
             *self.busy.lock().unwrap_or_else(|e| e.into_inner()).entry(c.webhook_id).or_default() += 1;
             let me = self.clone();
             started.push(tokio::spawn(async move {
                 let webhook = c.webhook_id;
-                if let Err(e) = me.attempt(c).await {
-                    tracing::error!(error = %format!("{e:#}"), "a delivery attempt could not be recorded; its claim will lapse and it is made again");
-                }
+                me.attempt(c, body).await;
                 let mut busy = me.busy.lock().unwrap_or_else(|e| e.into_inner());
                 if let Some(n) = busy.get_mut(&webhook) {
                     *n -= 1;
@@ -119,10 +175,10 @@ impl Deliverer {
         Ok(started)
     }
 
-    /// Makes one attempt and records it.
-    async fn attempt(&self, c: Claimed) -> Result<()> {
+    /// Makes one attempt and hands its outcome to the recorder; returns once it is recorded.
+    async fn attempt(&self, c: Claimed, body: std::result::Result<Vec<u8>, String>) {
         let now = self.now();
-        let outcome = match self.request(&c, now).await {
+        let outcome = match body.and_then(|body| self.request(&c, body, now)) {
             Ok((body, headers, url)) => {
                 let result = self.client.post_json(&url, &headers, body).await;
                 self.outcome(&c, headers, result, now)
@@ -139,23 +195,15 @@ impl Deliverer {
                 retry_at: None,
             },
         };
-        let mut tx = self.store().begin_tenant(c.tenant, c.livemode, Intent::Write).await?;
-        let recorded = deliveries::finish(&mut tx, &c, &outcome, self.now()).await?;
-        tx.commit().await?;
-        if recorded && outcome.retry_at.is_some() {
-            self.app.ops.signals().deliveries_due.notify_one();
+        let (reply, recorded) = oneshot::channel();
+        if self.finished.send(Finished { claimed: c, outcome, reply }).await.is_ok() {
+            let _ = recorded.await;
         }
-        Ok(())
     }
 
-    /// The body, headers and address of an attempt, or why it cannot be made (recorded
-    /// as the attempt's error, without retries: nothing would change by waiting).
-    async fn request(&self, c: &Claimed, now: DateTime<Utc>) -> std::result::Result<(Vec<u8>, Vec<(String, String)>, url::Url), String> {
-        let body = match (&c.payload, c.event_id) {
-            (Some(p), _) => serde_json::to_vec(p).map_err(|_| "the test event could not be written".to_string())?,
-            (None, Some(event)) => self.event_body(c, event).await?,
-            (None, None) => return Err("the attempt names no event".into()),
-        };
+    /// The headers and address of an attempt, or why it cannot be made (recorded as the
+    /// attempt's error, without retries: nothing would change by waiting).
+    fn request(&self, c: &Claimed, body: Vec<u8>, now: DateTime<Utc>) -> std::result::Result<Request, String> {
         let key: &MasterKey = self.app.ops.master_key();
         let context = webhooks::secret_context(c.tenant, c.livemode, c.webhook_id);
         let current = c.secret_sealed.as_deref().and_then(|s| key.open(s, &context)).ok_or_else(|| {
@@ -179,20 +227,6 @@ impl Deliverer {
         ];
         let url = url::Url::parse(&c.url).map_err(|_| "the subscription's URL is not valid".to_string())?;
         Ok((body, headers, url))
-    }
-
-    /// The event as the API shows it: the body of its deliveries.
-    async fn event_body(&self, c: &Claimed, event: Uuid) -> std::result::Result<Vec<u8>, String> {
-        let events = collection("events").ok_or("events is a collection")?;
-        let scope = Scope { tenant: c.tenant, livemode: c.livemode, properties: None };
-        match self.store().get(&scope, events, event).await {
-            Ok(rec) => serde_json::to_vec(&rec.to_json(events, None)).map_err(|_| "the event could not be written".to_string()),
-            Err(Error::NotFound { .. }) => Err("the event is no longer kept (events are kept 30 days)".into()),
-            Err(e) => {
-                tracing::error!(error = %format!("{e:#}"), "reading an event to deliver failed");
-                Err("the event could not be read; it will be tried again".into())
-            }
-        }
     }
 
     /// What the attempt's result means for the register and the retries.
@@ -308,5 +342,19 @@ impl Deliverer {
         listener.abort();
         // Attempts in flight finish (or their claims lapse and another process makes them).
         let _ = self.slots.acquire_many(self.concurrency as u32).await;
+    }
+}
+
+/// The body of an attempt: its test payload, or its event as the API shows it (read with
+/// the claim), or why there is none.
+fn body_of(c: &Claimed, events: &HashMap<Uuid, Record>) -> std::result::Result<Vec<u8>, String> {
+    let write = |j: &Json| serde_json::to_vec(j).map_err(|_| "the event could not be written".to_string());
+    match (&c.payload, c.event_id) {
+        (Some(p), _) => write(p),
+        (None, Some(event)) => match (events.get(&event), collection("events")) {
+            (Some(rec), Some(events)) => write(&rec.to_json(events, None)),
+            _ => Err("the event is no longer kept (events are kept 30 days)".into()),
+        },
+        (None, None) => Err("the attempt names no event".into()),
     }
 }

@@ -24,6 +24,8 @@ use crate::ops::outbox::{self, NewEvent};
 use crate::store::records::{self, ScanLock};
 use crate::store::{Dialect, Intent, Store};
 
+use super::Reach;
+
 /// How many candidates one transaction handles.
 const BATCH: u64 = 200;
 /// How late a rent charge's `rent.due` may still fire.
@@ -44,11 +46,12 @@ const RULES: &[Rule] = &[
     Rule { event: "document.expiring", collection: "documents", days_before: Some(30) },
 ];
 
-fn col(n: &str) -> Expr {
+/// A column of the scanned row (`records::scan` aliases its table `r`).
+pub(super) fn col(n: &str) -> Expr {
     Expr::col((Alias::new("r"), Alias::new(n)))
 }
 
-fn date(d: Dialect, day: NaiveDate) -> sea_query::Value {
+pub(super) fn date(d: Dialect, day: NaiveDate) -> sea_query::Value {
     d.value(Ty::Date, &Val::Date(day))
 }
 
@@ -118,16 +121,26 @@ impl Rule {
     }
 }
 
-/// Fires every scheduled event due at `now`; returns how many it wrote.
-pub async fn tick(store: &Store, now: DateTime<Utc>) -> Result<usize> {
-    let mut fired = 0;
+/// What a tick fired.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Fired {
+    pub total: usize,
+    /// Of which `rent.due`.
+    pub rent_due: usize,
+}
+
+/// Fires every scheduled event due at `now` among the rows `reach` selects; returns
+/// what it wrote.
+pub async fn tick(store: &Store, now: DateTime<Utc>, reach: Reach) -> Result<Fired> {
+    let mut fired = Fired::default();
     for rule in RULES {
         let c: &'static Collection = collection(rule.collection).expect("scheduled rules name real collections");
         loop {
             // Found with a read (on SQLite, without the write lock); written in a write
             // transaction only when there is something to fire.
             let mut read = store.begin_system(Intent::Read).await?;
-            let due = rule.conditions(read.dialect(), now);
+            let mut due = rule.conditions(read.dialect(), now);
+            due.extend(reach.conditions(read.dialect()));
             let batch = records::scan(&mut read, c, due, BATCH, ScanLock::None).await?;
             read.commit().await?;
             if batch.is_empty() {
@@ -148,7 +161,10 @@ pub async fn tick(store: &Store, now: DateTime<Utc>) -> Result<usize> {
                     at: now,
                 };
                 if outbox::write(&mut tx, e).await? {
-                    fired += 1;
+                    fired.total += 1;
+                    if rule.event == "rent.due" {
+                        fired.rent_due += 1;
+                    }
                 }
             }
             tx.commit().await?;
@@ -161,12 +177,14 @@ pub async fn tick(store: &Store, now: DateTime<Utc>) -> Result<usize> {
 }
 
 /// Deletes events older than the 30 days they are kept (their deliveries go with them,
-/// `ON DELETE CASCADE`), and delivery attempts older than the register's 30 days.
+/// `ON DELETE CASCADE`), delivery attempts older than the register's 30 days, and
+/// idempotency keys older than their 24 hours.
 pub async fn purge_old_events(store: &Store, now: DateTime<Utc>) -> Result<u64> {
     let mut tx = store.begin_system(Intent::Write).await?;
     let d = tx.dialect();
     let cutoff = now - Duration::days(30);
     crate::store::deliveries::delete_before(&mut tx, cutoff).await?;
+    crate::store::idempotency::delete_before(&mut tx, now - crate::store::idempotency::KEEP).await?;
     let events =
         Query::delete().from_table(Alias::new("events")).and_where(Expr::col(Alias::new("created_at")).lt(d.ts(cutoff))).to_owned();
     let n = tx.execute(&events).await?;

@@ -156,17 +156,19 @@ impl Operations {
         &self.signals
     }
 
-    /// Begins a unit of work for `actor`, at the clock's time.
+    /// Begins a unit of work for `actor`, at the clock's time (in a sandbox whose clock
+    /// was advanced, at the sandbox's time: its records and events carry it).
     pub async fn begin(&self, actor: &Actor) -> Result<Work> {
         let s = &actor.scope;
-        let tx = self.store.begin_tenant(s.tenant, s.livemode, Intent::Write).await?;
+        let mut tx = self.store.begin_tenant(s.tenant, s.livemode, Intent::Write).await?;
+        let ahead = if s.livemode { chrono::Duration::zero() } else { crate::store::sandbox::offset(&mut tx, s.tenant).await? };
         let system = Scope { tenant: s.tenant, livemode: s.livemode, properties: None };
         Ok(Work {
             tx,
             scope: s.clone(),
             grants: actor.grants.clone(),
             system,
-            now: self.clock.now(),
+            now: self.clock.now() + ahead,
             signals: self.signals.clone(),
             key: self.key.clone(),
             guard: self.guard.clone(),
@@ -259,6 +261,7 @@ impl Work {
         let rec = records::insert_as(&mut self.tx, &scope, c, new.id, new.changes, new.hidden, self.now).await?;
         behaviour::after_create(self, c, &rec).await?;
         b.after_create(self, c, &rec).await?;
+        let rec = b.settle(self, c, &rec).await?.unwrap_or(rec);
         Ok(Created { record: rec, secret: new.secret })
     }
 

@@ -7,9 +7,11 @@
 
 pub mod console;
 pub mod deliveries;
+pub mod idempotency;
 pub mod keys;
 pub mod ledger;
 pub mod records;
+pub mod sandbox;
 pub mod schema;
 
 use std::str::FromStr;

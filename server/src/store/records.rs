@@ -46,6 +46,11 @@ impl Dialect {
     }
 
     /// A field value as a bound SQL value, typed for the column even when NULL.
+    /// The NULL of a field type, typed as the database's driver binds it.
+    pub fn null(self, ty: Ty) -> Value {
+        self.value(ty, &Val::Null)
+    }
+
     pub fn value(self, ty: Ty, v: &Val) -> Value {
         use Dialect::*;
         match (v, self) {

@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::http::auth::Credential;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
+use crate::http::idempotency::Idem;
 use crate::state::ApiState;
 
 fn resolve(name: &str) -> Result<&'static Collection> {
@@ -82,16 +83,23 @@ pub async fn get(
     Ok(envelope::single(StatusCode::OK, c.object, rec.to_json(c, fields.as_deref())))
 }
 
-pub async fn create(State(st): State<ApiState>, cred: Credential, Path(resource): Path<String>, req: Request) -> Result<Response> {
+pub async fn create(
+    State(st): State<ApiState>,
+    cred: Credential,
+    idem: Idem,
+    Path(resource): Path<String>,
+    req: Request,
+) -> Result<Response> {
     let c = resolve(&resource)?;
     check_offered(c, WriteOp::Create, &cred)?;
     let JsonBody(body) = JsonBody::from_request(req, &()).await?;
-    let created = st.app.ops.create(&cred.actor, c, &body).await?;
+    let mut work = st.app.ops.begin(&cred.actor).await?;
+    let created = work.create(c, &body).await?;
     let mut data = created.record.to_json(c, None);
     if let (Some(secret), Some(value)) = (c.secret, created.secret) {
         data[secret.field] = json!(value);
     }
-    Ok(envelope::single(StatusCode::CREATED, c.object, data))
+    idem.commit(work, StatusCode::CREATED, &envelope::single_value(c.object, data)).await
 }
 
 pub async fn update(
@@ -130,6 +138,7 @@ fn check_offered(c: &Collection, op: WriteOp, cred: &Credential) -> Result<()> {
 pub async fn action(
     State(st): State<ApiState>,
     cred: Credential,
+    idem: Idem,
     Path((resource, id, action)): Path<(String, String, String)>,
     req: Request,
 ) -> Result<Response> {
@@ -140,8 +149,9 @@ pub async fn action(
     cred.actor.require(c, Access::Write)?;
     let id = parse_id(&id)?;
     let body = action_body(req).await?;
-    let rec = st.app.ops.act(&cred.actor, c, machine, act, id, &body).await?;
-    Ok(envelope::single(StatusCode::OK, c.object, rec.to_json(c, None)))
+    let mut work = st.app.ops.begin(&cred.actor).await?;
+    let rec = work.act(c, machine, act, id, &body).await?;
+    idem.commit(work, StatusCode::OK, &envelope::single_value(c.object, rec.to_json(c, None))).await
 }
 
 /// The 405 of a served path: its `Allow` lists what the path does serve.

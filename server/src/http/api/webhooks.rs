@@ -14,6 +14,7 @@ use crate::domain::collections::collection;
 use crate::error::{Error, Result};
 use crate::http::auth::Credential;
 use crate::http::envelope;
+use crate::http::idempotency::Idem;
 use crate::state::ApiState;
 
 pub fn router() -> Router<ApiState> {
@@ -31,7 +32,7 @@ fn rendered(name: &str, rec: &crate::domain::record::Record) -> Result<serde_jso
 }
 
 /// `200` with the webhook and its new `secret` (shown this once).
-async fn rotate_secret(State(st): State<ApiState>, cred: Credential, Path(id): Path<String>, req: Request) -> Result<Response> {
+async fn rotate_secret(State(st): State<ApiState>, cred: Credential, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
     let id = parse_id(&id)?;
     let body = action_body(req).await?;
     if let Some(k) = body.keys().next() {
@@ -39,35 +40,39 @@ async fn rotate_secret(State(st): State<ApiState>, cred: Credential, Path(id): P
     }
     let mut w = st.app.ops.begin(&cred.actor).await?;
     let (hook, secret) = w.rotate_webhook_secret(id).await?;
-    w.commit().await?;
     let mut data = rendered("webhooks", &hook)?;
     data["secret"] = json!(secret);
-    Ok(envelope::single(StatusCode::OK, "webhook", data))
+    idem.commit(w, StatusCode::OK, &envelope::single_value("webhook", data)).await
 }
 
 /// `201` with the attempt written for the sample event.
-async fn test(State(st): State<ApiState>, cred: Credential, Path(id): Path<String>, req: Request) -> Result<Response> {
+async fn test(State(st): State<ApiState>, cred: Credential, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
     let id = parse_id(&id)?;
     let body = action_body(req).await?;
     let mut w = st.app.ops.begin(&cred.actor).await?;
     let attempt = w.send_test_event(id, &body).await?;
-    w.commit().await?;
-    Ok(envelope::single(StatusCode::CREATED, "webhook_delivery", rendered("webhook-deliveries", &attempt)?))
+    let data = rendered("webhook-deliveries", &attempt)?;
+    idem.commit(w, StatusCode::CREATED, &envelope::single_value("webhook_delivery", data)).await
 }
 
 /// `200` with how many events were queued again.
-async fn recover(State(st): State<ApiState>, cred: Credential, Path(id): Path<String>, req: Request) -> Result<Response> {
+async fn recover(State(st): State<ApiState>, cred: Credential, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
     let id = parse_id(&id)?;
     let body = action_body(req).await?;
     let mut w = st.app.ops.begin(&cred.actor).await?;
     let n = w.recover_webhook(id, &body).await?;
-    w.commit().await?;
     let data = json!({ "object": "webhook_recovery", "webhook_id": id, "since": body.get("since"), "deliveries_queued": n });
-    Ok(envelope::single(StatusCode::OK, "webhook_recovery", data))
+    idem.commit(w, StatusCode::OK, &envelope::single_value("webhook_recovery", data)).await
 }
 
 /// `201` with the new attempt.
-async fn replay_delivery(State(st): State<ApiState>, cred: Credential, Path(id): Path<String>, req: Request) -> Result<Response> {
+async fn replay_delivery(
+    State(st): State<ApiState>,
+    cred: Credential,
+    idem: Idem,
+    Path(id): Path<String>,
+    req: Request,
+) -> Result<Response> {
     let id = parse_id(&id)?;
     let body = action_body(req).await?;
     if let Some(k) = body.keys().next() {
@@ -75,20 +80,18 @@ async fn replay_delivery(State(st): State<ApiState>, cred: Credential, Path(id):
     }
     let mut w = st.app.ops.begin(&cred.actor).await?;
     let attempt = w.replay_delivery(id).await?;
-    w.commit().await?;
-    Ok(envelope::single(StatusCode::CREATED, "webhook_delivery", rendered("webhook-deliveries", &attempt)?))
+    let data = rendered("webhook-deliveries", &attempt)?;
+    idem.commit(w, StatusCode::CREATED, &envelope::single_value("webhook_delivery", data)).await
 }
 
 /// `201` with the attempts written (one per subscription).
-async fn replay_event(State(st): State<ApiState>, cred: Credential, Path(id): Path<String>, req: Request) -> Result<Response> {
+async fn replay_event(State(st): State<ApiState>, cred: Credential, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
     let id = parse_id(&id)?;
     let body = action_body(req).await?;
     let mut w = st.app.ops.begin(&cred.actor).await?;
     let attempts = w.replay_event(id, &body).await?;
-    w.commit().await?;
     let c = collection("webhook-deliveries").ok_or_else(|| Error::internal(anyhow::anyhow!("webhook-deliveries is a collection")))?;
     let data: Vec<_> = attempts.iter().map(|r| r.view(c, None)).collect();
-    let mut resp = envelope::list(&data, None, false);
-    *resp.status_mut() = StatusCode::CREATED;
-    Ok(resp)
+    let bytes = envelope::list_bytes(&data, None, false).map_err(Error::internal)?;
+    idem.commit_bytes(w, StatusCode::CREATED, bytes).await
 }

@@ -80,6 +80,11 @@ pub(super) trait Behaviour: Sync {
     async fn after_create(&self, _w: &mut Work, _c: &'static Collection, _rec: &Record) -> Result<()> {
         Ok(())
     }
+    /// Actions a new record runs at once, after its create (a test payment's scenario);
+    /// returns the record as they leave it.
+    async fn settle(&self, _w: &mut Work, _c: &'static Collection, _rec: &Record) -> Result<Option<Record>> {
+        Ok(None)
+    }
     /// Before a PATCH is written, with the record as locked.
     async fn before_update(&self, _w: &mut Work, _c: &'static Collection, _current: &Record, _ch: &mut Changes) -> Result<()> {
         Ok(())
@@ -132,7 +137,7 @@ pub(super) fn col(name: &str) -> &'static Collection {
 }
 
 fn changes(pairs: impl IntoIterator<Item = (&'static str, Val)>) -> Changes {
-    Changes { values: pairs.into_iter().collect(), metadata: None }
+    Changes::of(pairs)
 }
 
 /// A value of the new record's changes (Null when absent).

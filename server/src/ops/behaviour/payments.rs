@@ -3,10 +3,14 @@
 //! invoice; reversing undoes both. A payment with refunds cannot be reversed.
 //!
 //! In live mode a payment records money received outside Gable (cash, a cheque, a bank
-//! transfer), and `succeed` is staff confirming it arrived; the sandbox simulates the
-//! outcome with `scenario`. The field rules for that are in `domain::collections`.
+//! transfer), and `succeed` is staff confirming it arrived. In the sandbox a payment is a
+//! test payment (`createTestPayment`): its required `scenario` runs at once, in the
+//! create's transaction, through the same actions: `succeeded` succeeds it, `failed`
+//! fails it as a declined card, `reversed` succeeds and then reverses it. The field rules
+//! for that are in `domain::collections`.
 
 use async_trait::async_trait;
+use serde_json::{json, Map};
 
 use super::{blocked, changes, col, new_value, nonzero_amount, referenced, Behaviour, NewRecord, Step};
 use crate::domain::ledger;
@@ -14,19 +18,41 @@ use crate::domain::record::Record;
 use crate::domain::registry::Collection;
 use crate::domain::validate::Changes;
 use crate::domain::value::Val;
-use crate::domain::workflow::Action;
+use crate::domain::workflow::{self, Action};
 use crate::error::{Error, Result};
 use crate::ops::{postings, Work};
 use crate::store::records;
 
 pub(super) struct Payments;
 
+/// What the `failed` scenario answers: a declined card, as card processors say it.
+const DECLINED: (&str, &str) = ("card_declined", "The card was declined (test scenario `failed`).");
+
 #[async_trait]
 impl Behaviour for Payments {
     async fn before_create(&self, w: &mut Work, _c: &'static Collection, new: &mut NewRecord) -> Result<()> {
         nonzero_amount(new)?;
+        let lease_id = new_value(new, "lease_id").as_uuid();
+        if let Some(lease_id) = lease_id {
+            let lease = referenced(w, "lease_id", col("leases"), lease_id).await?;
+            if lease.currency() != new_value(new, "currency").as_str() {
+                return Err(Error::validation(
+                    "currency",
+                    format!("must be the lease's currency, {}", lease.currency().unwrap_or_default()),
+                ));
+            }
+        }
         let Some(invoice_id) = new_value(new, "invoice_id").as_uuid() else { return Ok(()) };
         let invoice = referenced(w, "invoice_id", col("invoices"), invoice_id).await?;
+        match (invoice.get("lease_id").as_uuid(), lease_id) {
+            (Some(of_invoice), Some(given)) if of_invoice != given => {
+                return Err(Error::validation("lease_id", "must be the lease of the invoice, or left out"));
+            }
+            (Some(of_invoice), None) => {
+                new.changes.values.insert("lease_id", Val::Uuid(of_invoice));
+            }
+            _ => {}
+        }
         if invoice.status() != "open" {
             return Err(Error::validation(
                 "invoice_id",
@@ -40,6 +66,26 @@ impl Behaviour for Payments {
             ));
         }
         Ok(())
+    }
+
+    async fn settle(&self, w: &mut Work, c: &'static Collection, rec: &Record) -> Result<Option<Record>> {
+        let Some(scenario) = rec.get("scenario").as_str().map(str::to_owned) else { return Ok(None) };
+        let machine = workflow::machine(c.name).ok_or_else(|| Error::internal(anyhow::anyhow!("payments have a state machine")))?;
+        let action = |name: &str| machine.action(name).ok_or_else(|| Error::internal(anyhow::anyhow!("payments can {name}")));
+        let none = Map::new();
+        let after = match scenario.as_str() {
+            "succeeded" => w.act(c, machine, action("succeed")?, rec.id, &none).await?,
+            "reversed" => {
+                w.act(c, machine, action("succeed")?, rec.id, &none).await?;
+                w.act(c, machine, action("reverse")?, rec.id, &none).await?
+            }
+            _ => {
+                let declined =
+                    Map::from_iter([("failure_code".to_string(), json!(DECLINED.0)), ("failure_message".to_string(), json!(DECLINED.1))]);
+                w.act(c, machine, action("fail")?, rec.id, &declined).await?
+            }
+        };
+        Ok(Some(after))
     }
 
     async fn prepare(&self, w: &mut Work, s: &Step<'_>, _ch: &mut Changes) -> Result<()> {

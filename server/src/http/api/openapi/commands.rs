@@ -184,6 +184,7 @@ pub(super) fn path_item(cmd: &Command) -> PathItem {
     };
     let op = operation(c, cmd.operation_id.to_string(), cmd.summary.to_string(), cmd.errors)
         .description(Some(format!("{} Needs the scope `{}`.", cmd.description, cmd.scope())))
+        .parameter(super::paths::idempotency_parameter(false))
         .request_body(Some(body.build()))
         .response(status.to_string(), success(what, schema));
     PathItemBuilder::new().parameters(Some([id_parameter(c)])).operation(HttpMethod::Post, op.build()).build()

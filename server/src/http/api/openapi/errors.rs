@@ -2,11 +2,14 @@
 //! status (`components.responses`), and which statuses each operation documents.
 //!
 //! An operation documents a status only when a request made for it can get that status
-//! (`tests/tests/openapi_served.rs` provokes each one on a running server). Statuses that
-//! belong to features Gable does not have yet (`429` rate limits) are not described.
+//! (`tests/tests/openapi_served.rs` provokes each one on a running server). `429`
+//! (per-credential rate limits, `http::rate_limit`) can answer any authenticated operation;
+//! it is described once, as the shared `TooManyRequests` response with its headers and in
+//! `info.description`, and no operation lists it.
 
 use serde_json::json;
 use utoipa::openapi::content::ContentBuilder;
+use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::OperationBuilder;
 use utoipa::openapi::{ComponentsBuilder, ObjectBuilder, Ref, RefOr, ResponseBuilder, Type};
 
@@ -120,6 +123,10 @@ pub(super) fn known_errors() -> Vec<(u16, &'static str)> {
         Error::Conflict(String::new()),
         Error::PayloadTooLarge(0),
         Error::UnsupportedMediaType(String::new()),
+        Error::RateLimited { retry_after_secs: 1 },
+        Error::MissingIdempotencyKey(String::new()),
+        Error::IdempotencyKeyInUse,
+        Error::IdempotencyKeyReused(String::new()),
         Error::internal(anyhow::anyhow!("sample")),
     ];
     samples
@@ -142,6 +149,8 @@ fn error_response_name(status: u16) -> (&'static str, &'static str) {
         409 => ("Conflict", "The request conflicts with the record's state or with other records."),
         413 => ("PayloadTooLarge", "The request body is larger than 1 MiB."),
         415 => ("UnsupportedMediaType", "The body is not sent as `Content-Type: application/json`."),
+        422 => ("IdempotencyKeyReused", "The `Idempotency-Key` was used for another request (method, path or body); use a new key."),
+        429 => ("TooManyRequests", "The credential is over its rate limit; retry after `Retry-After` seconds."),
         _ => ("InternalError", "Something went wrong on Gable's side; the message holds no internals."),
     }
 }
@@ -168,7 +177,12 @@ pub(super) fn responses(mut b: ComponentsBuilder) -> ComponentsBuilder {
         let codes: Vec<&str> = known.iter().filter(|(s, _)| *s == status).map(|(_, c)| *c).collect();
         let (name, what) = error_response_name(status);
         let listed: Vec<String> = codes.iter().map(|c| format!("`{c}`")).collect();
-        let resp = with_standard_headers(ResponseBuilder::new()).description(format!("{what} Codes: {}.", listed.join(", "))).content(
+        let headers = if status == 429 {
+            with_rate_limit_headers(with_standard_headers(ResponseBuilder::new()))
+        } else {
+            with_standard_headers(ResponseBuilder::new())
+        };
+        let resp = headers.description(format!("{what} Codes: {}.", listed.join(", "))).content(
             "application/json",
             ContentBuilder::new()
                 .schema(Some(schema_ref("Error")))
@@ -183,6 +197,28 @@ pub(super) fn responses(mut b: ComponentsBuilder) -> ComponentsBuilder {
     }
     b
 }
+
+/// `Retry-After` and the rate-limit fields of a refused request (`http::rate_limit`).
+fn with_rate_limit_headers(r: ResponseBuilder) -> ResponseBuilder {
+    let header =
+        |schema: ObjectBuilder, description: &str| HeaderBuilder::new().schema(schema).description(Some(description.to_string())).build();
+    let string = || ObjectBuilder::new().schema_type(Type::String);
+    r.header(
+        "Retry-After",
+        header(
+            ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(1)),
+            "Whole seconds (rounded up) after which a request of this credential is allowed again.",
+        ),
+    )
+    .header("RateLimit-Policy", header(string(), RATELIMIT_POLICY))
+    .header("RateLimit", header(string(), RATELIMIT))
+}
+
+/// What the two fields say; every authenticated response carries them.
+pub(super) const RATELIMIT_POLICY: &str = "The credential's quota (IETF draft RateLimit fields): `\"default\";q=<requests>;w=1`, \
+     requests per one-second window; live and test keys have quotas of their own.";
+pub(super) const RATELIMIT: &str = "What is left of the quota: `\"default\";r=<remaining>;t=<seconds>`, the requests left now \
+     and the whole seconds until the full quota is available again.";
 
 pub(super) fn error_schema() -> ObjectBuilder {
     let codes: Vec<String> = known_errors().iter().map(|(s, c)| format!("`{c}` ({s})")).collect();
@@ -228,8 +264,15 @@ mod tests {
                 }
             }
         }
-        assert!(!serde_json::to_string(&d).unwrap().contains("\"429\""), "no rate limits yet, so no 429");
-        assert!(d["components"]["responses"].get("TooManyRequests").is_none());
+        // 429 is described once, not per operation (see the module's doc).
+        for item in d["paths"].as_object().unwrap().values() {
+            assert!(item.as_object().unwrap().values().all(|op| op["responses"].get("429").is_none()));
+        }
+        let too_many = &d["components"]["responses"]["TooManyRequests"];
+        assert!(too_many["description"].as_str().unwrap().contains("`rate_limited`"), "{too_many}");
+        for h in ["Retry-After", "RateLimit-Policy", "RateLimit", "Request-Id"] {
+            assert!(too_many["headers"][h].is_object(), "TooManyRequests lacks {h}: {too_many}");
+        }
     }
 
     /// The registry's answers are what the description says, both ways.

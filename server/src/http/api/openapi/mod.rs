@@ -136,6 +136,22 @@ fn api_description() -> String {
          decimals than the currency has. Statuses governed by a state machine are read-only.\n\n\
          **Versions.** `/v1` in the path; `Gable-Version: YYYY-MM-DD` pins a dated version (current: \
          `{version}`).\n\n\
+         **Rate limits.** Each credential may make a number of requests per second, live and test \
+         keys each their own (bursts up to one second's worth). Every response to an authenticated \
+         request carries `RateLimit-Policy` (`\"default\";q=<requests>;w=1`) and `RateLimit` \
+         (`\"default\";r=<remaining>;t=<seconds until the full quota is back>`). Over the limit any \
+         authenticated operation answers `429 rate_limited` (the `TooManyRequests` response) with \
+         `Retry-After` in whole seconds, and the refused request does nothing.\n\n\
+         **Idempotency.** Every `POST` takes an `Idempotency-Key` header (required on `POST /v1/payments`): \
+         the same key with the same request replays the stored answer with `Idempotent-Replayed: true`; \
+         while the first request runs, any `POST` with its key answers `409 idempotency_key_in_use`; with \
+         another method, path or body `422 idempotency_key_reused` (the `IdempotencyKeyReused` response). \
+         Refusals are stored and replayed too; keys are kept 24 hours.\n\n\
+         **Sandbox.** On the sandbox address, `POST /v1/payments` is `createTestPayment`: `scenario` \
+         (`succeeded`, `failed`, `reversed`) is required and runs at once, so a sandbox payment is never \
+         `pending` (the `succeed`, `fail` and `reverse` actions record what really happened in live mode; \
+         `reverse` also works on a succeeded test payment). `GET /v1/sandbox/clock` and \
+         `POST /v1/sandbox/clock/advance` move the sandbox's time forward, running what time causes.\n\n\
          {webhooks}",
         webhooks = events::delivery_text(),
         n = COLLECTIONS.len(),
@@ -238,7 +254,7 @@ fn with_standard_headers(r: ResponseBuilder) -> ResponseBuilder {
 const SHARED_PARAMETERS: &[(&str, &str, &str)] =
     &[("Gable-Version", "header", "GableVersion"), ("limit", "query", "limit"), ("cursor", "query", "cursor")];
 /// Response headers defined once in `components.headers`.
-const SHARED_HEADERS: &[&str] = &["Request-Id", "Gable-Version"];
+const SHARED_HEADERS: &[&str] = &["Request-Id", "Gable-Version", "RateLimit-Policy", "RateLimit"];
 
 /// Moves the shared parameters and response headers, built inline, into
 /// `components.parameters` / `components.headers` and leaves `$ref`s in their place. An

@@ -156,6 +156,7 @@ fn create_operation(c: &'static Collection) -> Operation {
     }
     operation(c, format!("create_{}", c.object), format!("Create {}", a_record(c)), &errors::create(c))
         .description(Some(description))
+        .parameter(idempotency_parameter(c.name == "payments"))
         .request_body(Some(json_body(&format!("{name}Create"))))
         .response("201", success(&format!("The created {}.", c.object.replace('_', " ")), &returned))
         .build()
@@ -200,6 +201,7 @@ fn action_path(c: &'static Collection, a: &'static Action) -> PathItem {
     let mut op =
         operation(c, format!("{}_{}", a.name, c.object), format!("{} {}", a.name.replace('_', " "), a_record(c)), &errors::action(c))
             .description(Some(description))
+            .parameter(idempotency_parameter(false))
             .response(
                 "200",
                 success(&format!("The {} after the action.", c.object.replace('_', " ")), &format!("{}Envelope", pascal(c.object))),
@@ -281,6 +283,22 @@ fn version_parameter() -> Parameter {
                 .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
                 .enum_values(Some(version::SUPPORTED.iter().copied())),
         ))
+        .build()
+}
+
+/// `Idempotency-Key` on every `POST` (`http::idempotency`): required on `POST /v1/payments`.
+pub(super) fn idempotency_parameter(required: bool) -> Parameter {
+    ParameterBuilder::new()
+        .name("Idempotency-Key")
+        .parameter_in(ParameterIn::Header)
+        .required(if required { Required::True } else { Required::False })
+        .description(Some(
+            "Makes a retry safe (IETF Idempotency-Key draft): the same key with the same request replays the first answer \
+             with `Idempotent-Replayed: true`; while the first request runs it is `409 idempotency_key_in_use`; with another \
+             method, path or body `422 idempotency_key_reused`. 8 to 200 visible ASCII characters (a UUID is a good key), \
+             kept 24 hours per credential. Required on `POST /v1/payments` (`400 missing_idempotency_key`).",
+        ))
+        .schema(Some(ObjectBuilder::new().schema_type(Type::String).min_length(Some(8)).max_length(Some(200))))
         .build()
 }
 

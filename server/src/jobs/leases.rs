@@ -1,0 +1,183 @@
+//! What time does to leases, each scheduler round: an active lease bills its rent for
+//! each period (`domain::rent`) once it falls due within `LEAD` days, as a rent charge
+//! and an open invoice for it, made through the operations (so their ledger postings,
+//! events and webhooks follow as for any write); and a lease past its `end_date` ends.
+//!
+//! Each lease is billed in a transaction of its own that locks it first and reads how far
+//! it was billed (`rent_billed_through`), so several processes running the scheduler bill
+//! each period once; the unique index on a charge's `(lease_id, period)` holds that too.
+//! A lease activated late, or a scheduler that was stopped, catches up every period due
+//! since its start.
+
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use sea_query::{Expr, SimpleExpr};
+use serde_json::{json, Map};
+use uuid::Uuid;
+
+use crate::domain::collections::collection;
+use crate::domain::registry::Collection;
+use crate::domain::rent;
+use crate::domain::validate::Changes;
+use crate::domain::value::{money_json, Val};
+use crate::domain::workflow;
+use crate::error::{Error, Result};
+use crate::ops::{Actor, Operations};
+use crate::store::records::{self, ScanLock, Scope};
+use crate::store::Intent;
+
+use super::scheduler::{col, date};
+use super::Reach;
+
+/// How many days before its due date a period is billed (its invoice goes out).
+pub const LEAD: i64 = 7;
+/// Leases looked at per scan.
+const BATCH: u64 = 200;
+
+fn leases() -> Result<&'static Collection> {
+    collection("leases").ok_or_else(|| Error::internal(anyhow::anyhow!("leases is a collection")))
+}
+
+/// Bills every period due by `now + LEAD` of every active lease `reach` selects; returns
+/// the charges made.
+pub async fn bill_rent(ops: &Operations, now: DateTime<Utc>, reach: Reach) -> Result<usize> {
+    let horizon = now.date_naive() + Duration::days(LEAD);
+    let c = leases()?;
+    let mut billed = 0;
+    // A lease never billed, or whose next period falls due by the horizon.
+    let mut after: Option<(DateTime<Utc>, Uuid)> = None;
+    loop {
+        let mut read = ops.store().begin_system(Intent::Read).await?;
+        let d = read.dialect();
+        let mut due: Vec<SimpleExpr> = vec![
+            col("status").eq("active"),
+            col("start_date").lte(date(d, horizon)),
+            col("rent_next_due").lte(date(d, horizon)).or(col("rent_next_due").is_null().and(col("rent_billed_through").is_null())),
+        ];
+        due.extend(reach.conditions(d));
+        if let Some((at, id)) = after {
+            due.push(
+                Expr::tuple([col("created_at").into(), col("id").into()])
+                    .gt(Expr::tuple([Expr::val(d.ts(at)).into(), Expr::val(d.uuid(id)).into()])),
+            );
+        }
+        let batch = records::scan(&mut read, c, due, BATCH, ScanLock::None).await?;
+        read.commit().await?;
+        for (tenant, lease) in &batch {
+            billed += bill_lease(ops, *tenant, lease.livemode, lease.id, horizon).await?;
+        }
+        match batch.last() {
+            Some((_, last)) if batch.len() as u64 == BATCH => after = Some((last.created_at, last.id)),
+            _ => return Ok(billed),
+        }
+    }
+}
+
+/// Bills one lease's due periods in one transaction; returns how many.
+async fn bill_lease(ops: &Operations, tenant: Uuid, livemode: bool, id: Uuid, horizon: NaiveDate) -> Result<usize> {
+    let c = leases()?;
+    let (charges, invoices) = (
+        collection("charges").ok_or_else(|| Error::internal(anyhow::anyhow!("charges is a collection")))?,
+        collection("invoices").ok_or_else(|| Error::internal(anyhow::anyhow!("invoices is a collection")))?,
+    );
+    let open = workflow::machine("invoices").and_then(|m| Some((m, m.action("open")?)));
+    let Some((machine, open)) = open else { return Err(Error::internal(anyhow::anyhow!("invoices can open"))) };
+    let scope = Scope { tenant, livemode, properties: None };
+    let mut w = ops.begin(&Actor::system(tenant, livemode)).await?;
+    let lease = records::fetch(w.tx(), &scope, c, id, true).await?;
+    let (Val::Date(start), Some(currency)) = (lease.get("start_date").clone(), lease.currency().map(str::to_owned)) else {
+        return Ok(0);
+    };
+    if lease.status() != "active" {
+        return Ok(0);
+    }
+    let end = match lease.get("end_date") {
+        Val::Date(e) => Some(*e),
+        _ => None,
+    };
+    let billed_through = match lease.get("rent_billed_through") {
+        Val::Date(b) => Some(*b),
+        _ => None,
+    };
+    let rent_day = match lease.get("rent_due_day") {
+        Val::Int(n) => u32::try_from(*n).unwrap_or(1),
+        _ => 1,
+    };
+    let periods = rent::periods(start, end, rent_day, billed_through, horizon);
+    let last = periods.last().map(|p| p.due).or(billed_through);
+    let next = rent::next_due(start, end, rent_day, last);
+    let stored_next = match lease.get("rent_next_due") {
+        Val::Date(n) => Some(*n),
+        _ => None,
+    };
+    if periods.is_empty() && next == stored_next {
+        return Ok(0);
+    }
+    let amount = money_json(lease.money("rent"), Some(&currency));
+    for p in &periods {
+        let charge = w
+            .create(
+                charges,
+                &json!({
+                    "lease_id": id, "kind": "rent", "amount": amount, "currency": currency,
+                    "due_date": p.due.to_string(), "description": format!("Rent for {}", p.name),
+                }),
+            )
+            .await?
+            .record;
+        let now = w.now();
+        let period = p.name.clone();
+        records::modify(w.tx(), &scope, charges, charge.id, now, move |_| Ok(Changes::of([("period", Val::Str(period))]))).await?;
+        let invoice = w
+            .create(
+                invoices,
+                &json!({
+                    "lease_id": id, "charge_ids": [charge.id], "amount_due": amount, "currency": currency,
+                    "due_date": p.due.to_string(),
+                }),
+            )
+            .await?
+            .record;
+        w.act(invoices, machine, open, invoice.id, &Map::new()).await?;
+    }
+    let now = w.now();
+    let as_val = |d: Option<NaiveDate>| d.map(Val::Date).unwrap_or(Val::Null);
+    let ch = Changes::of([("rent_billed_through", as_val(last)), ("rent_next_due", as_val(next))]);
+    records::modify(w.tx(), &scope, c, id, now, move |_| Ok(ch)).await?;
+    w.commit().await?;
+    Ok(periods.len())
+}
+
+/// Ends every active lease `reach` selects whose last day (`end_date`) is before `now`'s
+/// date, through its `end` action; returns how many.
+pub async fn end_leases(ops: &Operations, now: DateTime<Utc>, reach: Reach) -> Result<usize> {
+    let c = leases()?;
+    let Some(machine) = workflow::machine("leases") else { return Ok(0) };
+    let Some(end) = machine.action("end") else { return Ok(0) };
+    let mut ended = 0;
+    loop {
+        let mut read = ops.store().begin_system(Intent::Read).await?;
+        let d = read.dialect();
+        let mut due = vec![col("status").eq("active"), col("end_date").lt(date(d, now.date_naive()))];
+        due.extend(reach.conditions(d));
+        let batch = records::scan(&mut read, c, due, BATCH, ScanLock::None).await?;
+        read.commit().await?;
+        if batch.is_empty() {
+            return Ok(ended);
+        }
+        for (tenant, lease) in &batch {
+            let mut w = ops.begin(&Actor::system(*tenant, lease.livemode)).await?;
+            match w.act(c, machine, end, lease.id, &Map::new()).await {
+                Ok(_) => {
+                    w.commit().await?;
+                    ended += 1;
+                }
+                // Another process ended it first.
+                Err(Error::InvalidStateTransition { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if (batch.len() as u64) < BATCH {
+            return Ok(ended);
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! A tenant's sandbox as a whole: its clock (`sandbox_clocks`: how far it runs ahead of
+//! real time) and its reset (every sandbox row of the tenant deleted, live rows and keys
+//! untouched).
+
+use chrono::{DateTime, Duration, Utc};
+use sea_query::{Alias, Expr, OnConflict, Query, SimpleExpr};
+use uuid::Uuid;
+
+use super::Tx;
+use crate::domain::collections::COLLECTIONS;
+use crate::error::{Error, Result};
+
+fn a(name: &str) -> Alias {
+    Alias::new(name)
+}
+
+/// How far a tenant's sandbox runs ahead of real time (zero until it is advanced).
+pub async fn offset(tx: &mut Tx, tenant: Uuid) -> Result<Duration> {
+    let d = tx.dialect();
+    let sel =
+        Query::select().column(a("offset_ms")).from(a("sandbox_clocks")).and_where(Expr::col(a("tenant_id")).eq(d.uuid(tenant))).to_owned();
+    Ok(match tx.fetch_optional(&sel).await? {
+        Some(r) => Duration::milliseconds(r.opt_i64("offset_ms")?.unwrap_or(0)),
+        None => Duration::zero(),
+    })
+}
+
+/// Moves a tenant's sandbox clock forward to `offset` ahead of real time; never back (a
+/// smaller offset, from a concurrent advance that started earlier, changes nothing).
+pub async fn advance(tx: &mut Tx, tenant: Uuid, to: Duration, now: DateTime<Utc>) -> Result<()> {
+    let d = tx.dialect();
+    // Rounded up, so that what is written right after an advance to `at` is never dated
+    // before `at` (a day-start round must not write on the day before).
+    let ms = to.num_milliseconds() + i64::from(to - Duration::milliseconds(to.num_milliseconds()) > Duration::zero());
+    let mut ins = Query::insert();
+    ins.into_table(a("sandbox_clocks"))
+        .columns(["tenant_id", "offset_ms", "updated_at"].map(a))
+        .values([Expr::val(d.uuid(tenant)).into(), ms.into(), Expr::val(d.ts(now)).into()])
+        .map_err(Error::internal)?
+        .on_conflict(
+            OnConflict::column(a("tenant_id"))
+                .values([(a("offset_ms"), Expr::val(ms).into()), (a("updated_at"), Expr::val(d.ts(now)).into())])
+                .action_and_where(Expr::col((a("sandbox_clocks"), a("offset_ms"))).lt(ms))
+                .to_owned(),
+        );
+    tx.execute(&ins).await?;
+    Ok(())
+}
+
+/// The tenants whose sandbox runs on its own clock, with how far ahead.
+pub async fn clocked(tx: &mut Tx) -> Result<Vec<(Uuid, Duration)>> {
+    let sel = Query::select().columns(["tenant_id", "offset_ms"].map(a)).from(a("sandbox_clocks")).to_owned();
+    tx.fetch_all(&sel)
+        .await?
+        .iter()
+        .map(|r| {
+            let tenant = r.opt_uuid("tenant_id")?.ok_or_else(|| Error::internal(anyhow::anyhow!("a sandbox clock without tenant")))?;
+            Ok((tenant, Duration::milliseconds(r.opt_i64("offset_ms")?.unwrap_or(0))))
+        })
+        .collect()
+}
+
+/// For scans of background work over table alias `r`: rows that run on real time, i.e.
+/// not of a sandbox that has its own clock.
+pub fn on_real_time() -> SimpleExpr {
+    Expr::cust("NOT (r.livemode = false AND EXISTS (SELECT 1 FROM sandbox_clocks sc WHERE sc.tenant_id = r.tenant_id))")
+}
+
+/// For scans of background work over table alias `r`: the rows of one tenant's sandbox.
+pub fn of_sandbox(d: super::Dialect, tenant: Uuid) -> Vec<SimpleExpr> {
+    vec![Expr::col((a("r"), a("tenant_id"))).eq(d.uuid(tenant)), Expr::col((a("r"), a("livemode"))).eq(false)]
+}
+
+/// Tables of a tenant's sandbox data beyond the collections' (each refers to them).
+const BOOKKEEPING: &[&str] = &["webhook_deliveries", "ledger_lines", "idempotency_keys"];
+
+/// One step of deleting a sandbox.
+#[derive(Debug, PartialEq)]
+enum Step {
+    /// Clear these references (breaking a cycle: an application names its lease, the
+    /// lease its application).
+    Clear(&'static str, Vec<&'static str>),
+    Delete(&'static str),
+}
+
+/// The collections' tables in an order that deletes every referring row before the rows
+/// it refers to (the registry's references are the foreign keys), clearing references
+/// first where they form a cycle, so that no delete trips a foreign key. A reference of a
+/// table to itself is deleted in one statement.
+fn deletion_steps() -> Result<Vec<Step>> {
+    use crate::domain::registry::{Collection, Ty};
+    let refs = |from: &Collection| -> Vec<(&'static crate::domain::registry::Field, &'static str)> {
+        from.fields
+            .iter()
+            .filter_map(|f| if let Ty::Ref(t) = f.ty { Some((f, t)) } else { None })
+            .filter(|(_, t)| *t != from.name)
+            .collect()
+    };
+    let mut left: Vec<&Collection> = COLLECTIONS.iter().collect();
+    let mut cleared: Vec<(&str, &str)> = vec![];
+    let mut steps = Vec::with_capacity(left.len() + 1);
+    while !left.is_empty() {
+        let refers = |from: &Collection, to: &str| refs(from).iter().any(|(f, t)| *t == to && !cleared.contains(&(from.name, f.name)));
+        // A table no remaining table refers to goes next.
+        if let Some(i) = left.iter().position(|c| !left.iter().any(|other| refers(other, c.name))) {
+            steps.push(Step::Delete(left.remove(i).table));
+            continue;
+        }
+        // A cycle: an optional reference of one table to another that refers back to it
+        // is cleared first (an application names its lease, the lease its application).
+        let edge = left.iter().find_map(|c| {
+            refs(c)
+                .into_iter()
+                .find(|(f, t)| {
+                    !f.required && !cleared.contains(&(c.name, f.name)) && left.iter().any(|o| o.name == *t && refers(o, c.name))
+                })
+                .map(|(f, _)| (*c, f.name))
+        });
+        let Some((c, field)) = edge else {
+            return Err(Error::internal(anyhow::anyhow!("the collections' references form a cycle of required fields")));
+        };
+        cleared.push((c.name, field));
+        steps.push(Step::Clear(c.table, vec![field]));
+    }
+    Ok(steps)
+}
+
+/// Deletes every sandbox row of a tenant (its collections' records, their ledger lines,
+/// deliveries and idempotency keys) and its sandbox clock. Live rows, keys, users and the
+/// tenant itself are untouched. Returns the rows deleted.
+pub async fn reset(tx: &mut Tx, tenant: Uuid) -> Result<u64> {
+    let d = tx.dialect();
+    let mine = |mut cond: sea_query::Condition| {
+        cond = cond.add(Expr::col(a("tenant_id")).eq(d.uuid(tenant))).add(Expr::col(a("livemode")).eq(false));
+        cond
+    };
+    let mut deleted = 0;
+    let steps = BOOKKEEPING.iter().map(|t| Step::Delete(t)).chain(deletion_steps()?);
+    for step in steps {
+        match step {
+            Step::Delete(table) => {
+                deleted += tx.execute(&Query::delete().from_table(a(table)).cond_where(mine(sea_query::Cond::all())).to_owned()).await?;
+            }
+            Step::Clear(table, fields) => {
+                let mut up = Query::update();
+                up.table(a(table)).cond_where(mine(sea_query::Cond::all()));
+                for f in fields {
+                    up.value(a(f), d.null(crate::domain::registry::Ty::Uuid));
+                }
+                tx.execute(&up).await?;
+            }
+        }
+    }
+    tx.execute(&Query::delete().from_table(a("sandbox_clocks")).and_where(Expr::col(a("tenant_id")).eq(d.uuid(tenant))).to_owned()).await?;
+    Ok(deleted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Step;
+
+    #[test]
+    fn every_collection_has_a_place_in_the_deletion_order() {
+        let steps = super::deletion_steps().expect("an order");
+        let order: Vec<&str> = steps.iter().filter_map(|s| if let Step::Delete(t) = s { Some(*t) } else { None }).collect();
+        assert_eq!(order.len(), super::COLLECTIONS.len());
+        let cleared: Vec<_> = steps.iter().filter(|s| matches!(s, Step::Clear(..))).collect();
+        assert!(cleared.len() <= 1, "{cleared:?}");
+        let pos = |t: &str| order.iter().position(|x| *x == t).unwrap();
+        assert!(pos("leases") < pos("units") && pos("units") < pos("properties"));
+        assert!(pos("payments") < pos("invoices"));
+    }
+}

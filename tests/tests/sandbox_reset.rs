@@ -1,0 +1,117 @@
+//! Sandbox reset and the demo portfolio (issue 10 point 6): a reset deletes a tenant's
+//! sandbox data and clock, never live data, never keys, never another tenant's; the demo
+//! portfolio, made through the operations, gives a first call data and a first test
+//! payment an invoice to pay.
+
+use chrono::Duration;
+use gable::store::Intent;
+use gable_tests::{both, world, TestApp};
+use serde_json::json;
+use uuid::Uuid;
+
+/// Rows of a tenant's environment across the tables that hold tenant data.
+async fn rows(app: &TestApp, tenant: Uuid, live: bool) -> i64 {
+    let mut tables: Vec<&str> = gable::domain::collections::COLLECTIONS.iter().map(|c| c.table).collect();
+    tables.extend(["ledger_lines", "webhook_deliveries", "idempotency_keys"]);
+    let mut n = 0;
+    for t in tables {
+        n += app.count_where(t, &format!("tenant_id = '{tenant}' AND livemode = {}", if live { "TRUE" } else { "FALSE" })).await;
+    }
+    n
+}
+
+async fn reset(app: &TestApp, tenant: Uuid) -> u64 {
+    let mut tx = app.store.begin_system(Intent::Write).await.expect("tx");
+    let n = gable::store::sandbox::reset(&mut tx, tenant).await.expect("reset");
+    tx.commit().await.expect("commit");
+    n
+}
+
+async fn a_reset_deletes_the_sandbox_and_nothing_else(app: &TestApp) {
+    let a = app.tenant("A").await;
+    let b = app.tenant("B").await;
+    // Every collection in A's sandbox and in B's, payments with ledger lines, idempotency
+    // keys (every harness POST carries one), a webhook with deliveries, an advanced clock.
+    world::build(app, a.id, &a.test_key).await;
+    world::build(app, b.id, &b.test_key).await;
+    let hook = app.create(&a.test_key, "webhooks", json!({ "url": "https://hooks.example.com/x", "events": ["*"] })).await;
+    app.call(&a.test_key, "POST", &format!("/v1/webhooks/{}/test", hook["id"].as_str().unwrap()), Some(json!({ "type": "lead.created" })))
+        .await;
+    let r = app
+        .call(&a.test_key, "POST", "/v1/sandbox/clock/advance", Some(json!({ "to": (app.clock.now() + Duration::days(3)).to_rfc3339() })))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    // And live data in A.
+    let live = app.call_on(true, &a.live_key, "POST", "/v1/owners", Some(json!({ "name": "Live Owner" }))).await;
+    assert_eq!(live.status, 201, "{}", live.text);
+    let live_pay =
+        app.call_on(true, &a.live_key, "POST", "/v1/payments", Some(json!({ "amount": 10, "currency": "USD", "method": "cash" }))).await;
+    let live_pay = live_pay.body["data"]["id"].as_str().unwrap().to_string();
+    app.call_on(true, &a.live_key, "POST", &format!("/v1/payments/{live_pay}/succeed"), None).await;
+
+    let (a_live, b_sandbox) = (rows(app, a.id, true).await, rows(app, b.id, false).await);
+    let a_sandbox = rows(app, a.id, false).await;
+    assert!(a_sandbox > 38, "the sandbox holds a world: {a_sandbox}");
+    let keys = app.count_rows("api_keys").await;
+
+    let deleted = reset(app, a.id).await;
+    assert_eq!(rows(app, a.id, false).await, 0, "every sandbox row of the tenant");
+    // Rows that go with their parent (`ON DELETE CASCADE`: delivery attempts of a deleted
+    // event) are not counted by the statement that deletes the parent.
+    assert!(deleted as i64 <= a_sandbox && deleted as i64 >= a_sandbox - 5, "{deleted} of {a_sandbox}");
+    assert_eq!(rows(app, a.id, true).await, a_live, "live data untouched");
+    assert_eq!(rows(app, b.id, false).await, b_sandbox, "another tenant's sandbox untouched");
+    assert_eq!(app.count_rows("api_keys").await, keys, "keys untouched");
+    // The test key still works, on an empty sandbox, on real time again.
+    let r = app.call(&a.test_key, "GET", "/v1/properties", None).await;
+    assert_eq!((r.status, r.body["data"].as_array().map(Vec::len)), (200, Some(0)), "{}", r.text);
+    let r = app.call(&a.test_key, "GET", "/v1/sandbox/clock", None).await;
+    let now = chrono::DateTime::parse_from_rfc3339(r.body["data"]["now"].as_str().unwrap()).unwrap();
+    assert!((now.with_timezone(&chrono::Utc) - app.clock.now()).num_seconds().abs() < 5, "the clock is reset");
+    let r = app.call_on(true, &a.live_key, "GET", &format!("/v1/payments/{live_pay}"), None).await;
+    assert_eq!(r.body["data"]["status"], "succeeded");
+    assert_eq!(reset(app, a.id).await, 0, "a second reset finds nothing");
+}
+both!(a_reset_deletes_the_sandbox_and_nothing_else);
+
+async fn the_demo_portfolio_is_ready_for_a_first_payment(app: &TestApp) {
+    let t = app.tenant("Demo").await;
+    let k = t.test_key.as_str();
+    let p = gable::demo::portfolio(&app.state.ops, t.id).await.expect("portfolio");
+    assert!(p.rent_billed >= 1, "{p:?}");
+    // The README's first call returns data.
+    let props = app.all_pages(k, "/v1/properties").await;
+    assert_eq!(props.len(), 1);
+    assert_eq!(app.all_pages(k, "/v1/units").await.len(), 3);
+    let listings = app.all_pages(k, "/v1/listings").await;
+    assert_eq!((listings.len(), listings[0]["status"].clone()), (1, json!("published")));
+    let lease = app.call(k, "GET", &format!("/v1/leases/{}", p.lease_id), None).await;
+    assert_eq!(lease.body["data"]["status"], "active");
+    assert_eq!(app.all_pages(k, "/v1/tenancies").await.len(), 1);
+    // Its rent is invoiced; the first test payment pays it.
+    let open = app.all_pages(k, "/v1/invoices?filter[status]=open&sort=due_date").await;
+    assert_eq!(open.len(), p.rent_billed);
+    let inv = &open[0];
+    let r = app
+        .call(
+            k,
+            "POST",
+            "/v1/payments",
+            Some(json!({ "scenario": "succeeded", "amount": inv["amount_due"], "currency": "USD", "invoice_id": inv["id"] })),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let paid = app.call(k, "GET", &format!("/v1/invoices/{}", inv["id"].as_str().unwrap()), None).await;
+    assert_eq!(paid.body["data"]["status"], "paid");
+    let events = app.all_pages(k, "/v1/events?filter[type]=payment.succeeded").await;
+    assert_eq!(events.len(), 1);
+    // Live mode has none of it.
+    let r = app.call_on(true, &t.live_key, "GET", "/v1/properties", None).await;
+    assert_eq!(r.body["data"].as_array().map(Vec::len), Some(0));
+    // A reset then the portfolio again: the same, fresh.
+    reset(app, t.id).await;
+    gable::demo::portfolio(&app.state.ops, t.id).await.expect("portfolio again");
+    assert_eq!(app.all_pages(k, "/v1/properties").await.len(), 1);
+    assert_eq!(app.all_pages(k, "/v1/payments").await.len(), 0);
+}
+both!(the_demo_portfolio_is_ready_for_a_first_payment);
