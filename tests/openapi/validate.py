@@ -42,6 +42,12 @@ WEBHOOK_COMMANDS = {
     "/v1/webhook-deliveries/{id}/replay": ("replay_webhook_delivery", "201", ()),
     "/v1/events/{id}/replay": ("replay_event", "201", ()),
 }
+# Issue 10: the sandbox clock, on no collection: path -> (method, operationId, responses).
+SANDBOX_CLOCK = {
+    "/v1/sandbox/clock": ("get", "get_sandbox_clock", {"200", "400", "401", "404", "500"}),
+    "/v1/sandbox/clock/advance": ("post", "advance_sandbox_clock",
+                                  {"200", "400", "401", "403", "404", "413", "415", "500"}),
+}
 # What a receiver needs to verify a delivery (issue 9 §2, §7, §9), in the API description.
 SIGNATURE_TERMS = ("Gable-Event-Id", "Gable-Timestamp", "Gable-Signature", "v1=", "HMAC-SHA256",
                    "<Gable-Timestamp>.<raw body>", "300 s", "24 h", "created_at", "410",
@@ -179,8 +185,9 @@ def gable_checks(doc: dict, raw_size: int, server_url: str | None, c: Checks) ->
             f"api_key must be an http bearer scheme, got {api_key}")
     for path, method, op in operations(doc):
         where = f"{method.upper()} {path}"
-        # No rate limits yet, so no 429 (it comes with them).
-        c.check("429" not in op.get("responses", {}), f"{where}: documents 429, but Gable has no rate limits yet")
+        # 429 can answer any authenticated operation: it is described once (the shared
+        # TooManyRequests response and info.description), never per operation.
+        c.check("429" not in op.get("responses", {}), f"{where}: documents 429, which is described once, not per operation")
         op_id = op.get("operationId")
         if c.check(bool(op_id), f"{where}: no operationId"):
             c.check(op_id not in seen, f"operationId {op_id!r} used by {seen.get(op_id)} and {where}")
@@ -221,6 +228,17 @@ def gable_checks(doc: dict, raw_size: int, server_url: str | None, c: Checks) ->
         want = {success, "400", "401", "403", "404", "413", "415", "500", *extra}
         got = set(op.get("responses", {}))
         c.check(got == want, f"POST {path}: responses {sorted(got)}, expected {sorted(want)}")
+    # The sandbox clock: both operations, their statuses, the clock's schema.
+    for path, (method, op_id, want) in SANDBOX_CLOCK.items():
+        op = paths.get(path, {}).get(method)
+        if not c.check(op is not None, f"{method.upper()} {path} is not described"):
+            continue
+        c.check(op.get("operationId") == op_id, f"{path}: operationId {op.get('operationId')!r}, expected {op_id!r}")
+        got = set(op.get("responses", {}))
+        c.check(got == want, f"{path}: responses {sorted(got)}, expected {sorted(want)}")
+        c.check(op.get("security") == [{"api_key": []}], f"{path}: security must be an API key only")
+    clock = schemas.get("SandboxClock", {})
+    c.check(set(clock.get("required", [])) == {"object", "now"}, f"schema SandboxClock: required {clock.get('required')}")
     recovery = schemas.get("WebhookRecovery", {})
     c.check(set(recovery.get("required", [])) == {"object", "webhook_id", "since", "deliveries_queued"},
             f"schema WebhookRecovery: required {recovery.get('required')}")

@@ -37,6 +37,8 @@ enum Kind {
     /// `POST /v1/{collection}/{id}/{name}` that is not a state-machine action: a command
     /// with a handler of its own (rotate a webhook's secret, replay an event, …).
     Command,
+    /// `GET /v1/sandbox/clock` and `POST /v1/sandbox/clock/advance`: no collection's.
+    SandboxClock,
 }
 
 #[derive(Debug, Clone)]
@@ -231,6 +233,7 @@ fn operations(doc: &Value) -> Vec<Op> {
             let segments: Vec<&str> = path.trim_start_matches("/v1/").split('/').collect();
             let (kind, collection_name, action) = match (method, segments.as_slice()) {
                 ("get", ["openapi.json"]) => (Kind::Describe, None, None),
+                ("get", ["sandbox", "clock"]) | ("post", ["sandbox", "clock", "advance"]) => (Kind::SandboxClock, None, None),
                 ("get", [c]) => (Kind::List, Some(*c), None),
                 ("post", [c]) => (Kind::Create, Some(*c), None),
                 ("get", [c, "{id}"]) => (Kind::Get, Some(*c), None),
@@ -390,7 +393,7 @@ fn concrete(op: &Op, id: &str) -> String {
 async fn provoke(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
     let key = cx.key.clone();
     let valid = |cx: &Ctx<'_>| match op.kind {
-        Kind::Describe | Kind::List | Kind::Create => op.path.clone(),
+        Kind::Describe | Kind::List | Kind::Create | Kind::SandboxClock => op.path.clone(),
         _ => concrete(op, &cx.world_id(op.c().name)),
     };
     let method = op.method;
@@ -402,6 +405,7 @@ async fn provoke(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
         }
         // Every other status of the description's own operation needs a provoker first.
         (Kind::Describe, _) => return None,
+        (Kind::SandboxClock, _) => return provoke_clock(cx, op, status).await,
         // No credential: the credential is checked before anything else.
         (_, 401) => cx.send(None, method, &valid(cx), Some(&json!({}))).await,
         // A key holding another collection's read scope only.
@@ -485,6 +489,55 @@ async fn provoke(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
             };
             cx.send(Some(&key), method, &valid(cx), body.as_ref()).await
         }
+        _ => return None,
+    })
+}
+
+/// The sandbox clock's statuses. An advance moves the tenant's sandbox a minute on, so
+/// nothing else the test does sees a day pass.
+async fn provoke_clock(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
+    let key = cx.key.clone();
+    let post = op.method == "post";
+    // A valid body: a minute past the sandbox's time (once the database is closed, any future time).
+    let to = if status == 500 {
+        cx.app.clock.now() + chrono::Duration::days(30)
+    } else {
+        let r = cx.send(Some(&key), "get", "/v1/sandbox/clock", None).await;
+        let now = r.body["data"]["now"].as_str().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
+        now?.to_utc() + chrono::Duration::minutes(1)
+    };
+    let body = post.then(|| json!({ "to": to.to_rfc3339() }));
+    Some(match status {
+        200 => {
+            let r = cx.send(Some(&key), op.method, &op.path, body.as_ref()).await;
+            if r.status == 200 {
+                check_success_body(cx, op, 200, &r);
+                if post && r.body["data"]["now"].as_str().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()) != Some(to.into()) {
+                    cx.fail(format!("{}: advanced to {}, asked for {to}", op.name(), r.body["data"]["now"]));
+                }
+            }
+            r
+        }
+        400 if post => cx.send(Some(&key), op.method, &op.path, Some(&json!({}))).await,
+        400 => cx.app.raw(cx.request("get", &op.path).bearer_auth(&key).header("gable-version", "1999-01-01")).await,
+        401 => cx.send(None, op.method, &op.path, body.as_ref()).await,
+        403 => {
+            let narrow = cx.narrow[0].0.clone();
+            cx.send(Some(&narrow), op.method, &op.path, body.as_ref()).await
+        }
+        // Production has no sandbox clock.
+        404 => {
+            cx.set_live(true);
+            let r = cx.send(Some(&cx.key.clone()), op.method, &op.path, body.as_ref()).await;
+            cx.set_live(false);
+            r
+        }
+        413 => {
+            let huge = format!("{{\"pad\": \"{}\"}}", "x".repeat(TOO_LARGE)).into_bytes();
+            cx.send_raw(op.method, &op.path, "application/json", huge).await
+        }
+        415 => cx.send_raw(op.method, &op.path, "text/plain", b"{}".to_vec()).await,
+        500 => cx.send(Some(&key), op.method, &op.path, body.as_ref()).await,
         _ => return None,
     })
 }

@@ -35,6 +35,7 @@ mod commands;
 mod errors;
 mod events;
 mod paths;
+mod sandbox;
 mod schemas;
 
 use std::sync::{Mutex, OnceLock};
@@ -164,12 +165,18 @@ fn api_description() -> String {
 fn tags() -> Vec<Tag> {
     let mut tags = vec![TagBuilder::new().name("meta").description(Some("The API description itself.")).build()];
     tags.extend(COLLECTIONS.iter().map(|c| TagBuilder::new().name(c.name).description(Some(c.doc)).build()));
+    tags.push(
+        TagBuilder::new()
+            .name(sandbox::TAG)
+            .description(Some("The sandbox's own clock: move its time forward to rehearse what time causes."))
+            .build(),
+    );
     tags
 }
 
 fn components() -> Components {
     let b = ComponentsBuilder::new().schema("Error", errors::error_schema()).security_scheme(API_KEY, api_key_scheme());
-    errors::responses(commands::register(schemas::register(b))).build()
+    errors::responses(sandbox::register(commands::register(schemas::register(b)))).build()
 }
 
 // ---------------------------------------------------------------------------------------------

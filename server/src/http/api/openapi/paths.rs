@@ -38,6 +38,9 @@ pub(super) fn paths() -> Paths {
     for cmd in commands::commands() {
         paths = paths.path(cmd.path(), commands::path_item(&cmd));
     }
+    for (path, item) in super::sandbox::paths() {
+        paths = paths.path(path, item);
+    }
     paths.build()
 }
 
@@ -267,7 +270,7 @@ pub(super) fn success(description: &str, schema: &str) -> RefOr<utoipa::openapi:
 // Parameters
 // ---------------------------------------------------------------------------------------------
 
-fn version_parameter() -> Parameter {
+pub(super) fn version_parameter() -> Parameter {
     ParameterBuilder::new()
         .name("Gable-Version")
         .parameter_in(ParameterIn::Header)
