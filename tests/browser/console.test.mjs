@@ -17,38 +17,18 @@
 // on it are skipped (the ones marked `always` still run), and a FAILED-*.png screenshot of
 // the page at that moment is saved next to the others.
 
-import { describe, it, before, after } from 'node:test';
+import { describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { session } from './lib.mjs';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '..', '..');
-
-// playwright-core lives in .tools/node/node_modules (NODE_PATH, exported by .ci/env).
-// ESM `import` ignores NODE_PATH, CommonJS `require` honours it.
-function loadPlaywright() {
-  const require = createRequire(import.meta.url);
-  try {
-    return require('playwright-core');
-  } catch {
-    return require(path.join(ROOT, '.tools', 'node', 'node_modules', 'playwright-core'));
-  }
-}
-const { chromium } = loadPlaywright();
-
-const trimSlash = (u) => (u || '').replace(/\/+$/, '');
-const CONSOLE = trimSlash(process.env.GABLE_CONSOLE_URL);
-const SANDBOX = trimSlash(process.env.GABLE_SANDBOX_URL);
-const LIVE_API = trimSlash(process.env.GABLE_LIVE_API_URL || (CONSOLE && `${CONSOLE}/v1`));
-const BACKEND = process.env.GABLE_BACKEND || 'unknown-backend';
-const SERVER_LOG = process.env.GABLE_SERVER_LOG;
-const SHOTS = path.resolve(ROOT, process.env.GABLE_SCREENSHOTS || path.join('tests', 'artifacts', 'screenshots', BACKEND));
-const CHROMIUM = process.env.GABLE_CHROMIUM || '/usr/bin/chromium';
+// The browser, the state the steps share and the helpers: lib.mjs.
+const sess = session();
+const { root: ROOT, consoleUrl: CONSOLE, sandboxUrl: SANDBOX, liveApiUrl: LIVE_API, backend: BACKEND, serverLog: SERVER_LOG, shotsDir: SHOTS } = sess;
+const { pathIs, shot, watch, newContext, settle, expectVisible, goto, postFromPage, csrfOf, signIn, signUp, step, pageErrors, screenshots } = sess;
 
 // Unique per run, so the tests never collide with data of an earlier run.
 const RUN = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
@@ -84,106 +64,16 @@ remember("the owner's password", owner.password);
 remember("the read-only teammate's password", readonly.password);
 remember("the other tenant's password", other.password);
 
-// State shared by the steps.
-let browser;
+// State shared by the steps (the browser, the active page, errors and screenshots: `sess`).
 let ownerCtx;
 let page; // the owner's (and, in step 6, the teammate's) tab
-let activePage; // the page a failing step is screenshotted from
-const pageErrors = [];
-const screenshots = [];
-let shotNo = 0;
 let serviceAccountId;
 let key1; // { secret, prefix }
 let key2; // { secret, prefix, id }
 let evilServer;
 
 // ---------------------------------------------------------------------------------------
-// Helpers
-
-const pathIs = (p) => (url) => new URL(url).pathname === p;
-
-function slug(s) {
-  return s
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-|-$/g, '')
-    .slice(0, 60);
-}
-
-/** A full-page screenshot named after what it shows, numbered in the order visited. */
-async function shot(p, name, dir = SHOTS) {
-  shotNo += 1;
-  const file = path.join(dir, `${String(shotNo).padStart(2, '0')}-${name}.png`);
-  fs.mkdirSync(dir, { recursive: true });
-  await p.screenshot({ path: file, fullPage: true });
-  screenshots.push(path.relative(ROOT, file));
-  return file;
-}
-
-/** Watches a page for uncaught errors (a WASM panic ends in one) and Rust panics. */
-function watch(p, who) {
-  p.setDefaultTimeout(20_000);
-  p.setDefaultNavigationTimeout(60_000);
-  p.on('pageerror', (e) => pageErrors.push(`${who} at ${p.url()}: ${e.message}`));
-  p.on('console', (m) => {
-    if (m.type() === 'error' && /panicked/.test(m.text())) pageErrors.push(`${who} at ${p.url()}: ${m.text()}`);
-  });
-  activePage = p;
-  return p;
-}
-
-/**
- * Marks the moment the console's WebAssembly is instantiated. Leptos hydrates right after
- * (in the same task's microtasks), so `window.__gableHydrated` (set one task later) means
- * "hydrated". Installed on every context before any page loads.
- */
-function markHydration() {
-  for (const fn of ['instantiateStreaming', 'instantiate']) {
-    const original = WebAssembly[fn];
-    if (typeof original !== 'function') continue;
-    WebAssembly[fn] = function (...args) {
-      return original.apply(this, args).then((result) => {
-        setTimeout(() => {
-          window.__gableHydrated = true;
-        }, 0);
-        return result;
-      });
-    };
-  }
-}
-
-async function newContext(options = {}) {
-  const ctx = await browser.newContext(options);
-  await ctx.addInitScript(markHydration);
-  return ctx;
-}
-
-/** Waits until a freshly loaded page is hydrated and its data requests are done. */
-async function settle(p, what) {
-  await p.waitForLoadState('networkidle');
-  try {
-    await p.waitForFunction(() => window.__gableHydrated === true, null, { timeout: 30_000 });
-  } catch {
-    assert.fail(`${what}: the page never hydrated (the console's WebAssembly at /pkg/*.wasm did not start) at ${p.url()}`);
-  }
-  await p.waitForTimeout(100);
-}
-
-/** Waits for `locator`; on timeout fails with the page's error messages, if any. */
-async function expectVisible(p, locator, what, timeout = 20_000) {
-  try {
-    await locator.first().waitFor({ state: 'visible', timeout });
-  } catch {
-    const alerts = await p
-      .locator('[role=alert], .form-error')
-      .allTextContents()
-      .catch(() => []);
-    assert.fail(
-      `${what}: not shown within ${timeout / 1000} s at ${p.url()}` +
-        (alerts.length ? `; the page says: ${alerts.map((a) => JSON.stringify(a.trim())).join(', ')}` : ''),
-    );
-  }
-}
+// Helpers (the shared ones are in lib.mjs)
 
 /** Calls the API with a key, from Node (not the browser). */
 async function callApi(base, secret, resource = 'properties') {
@@ -198,62 +88,9 @@ async function callApi(base, secret, resource = 'properties') {
   return { status: res.status, body, code: body && body.error && body.error.code };
 }
 
-/** POSTs a form to a server function from inside the page: same origin, the page's cookies. */
-async function postFromPage(p, endpoint, fields) {
-  return p.evaluate(
-    async ({ endpoint, fields }) => {
-      const res = await fetch(`/api/${endpoint}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams(fields).toString(),
-      });
-      return { status: res.status, ok: res.ok, text: await res.text() };
-    },
-    { endpoint, fields },
-  );
-}
-
-async function csrfOf(p) {
-  const csrf = await p.locator('input[name=csrf]').first().inputValue();
-  assert.ok(csrf && csrf.length >= 16, `the page at ${p.url()} has no CSRF token in a hidden input[name=csrf]`);
-  return csrf;
-}
-
 async function sessionCookie(ctx) {
   const cookies = await ctx.cookies(CONSOLE);
   return cookies.find((c) => c.name === 'gable_session');
-}
-
-async function signIn(p, user, what) {
-  await p.goto(`${CONSOLE}/sign-in`);
-  await settle(p, `${what}: the sign-in page`);
-  await p.fill('input[name=email]', user.email);
-  await p.fill('input[name=password]', user.password);
-  await p.click('form button[type=submit]');
-  try {
-    await p.waitForURL(pathIs('/console'), { timeout: 60_000 });
-  } catch {
-    const alerts = await p.locator('[role=alert], .form-error').allTextContents();
-    assert.fail(`${what}: signing in as ${user.email} did not lead to /console (at ${p.url()}; page says ${JSON.stringify(alerts)})`);
-  }
-  await expectVisible(p, p.getByRole('heading', { name: /Welcome/ }), `${what}: the overview after signing in`, 30_000);
-}
-
-async function signUp(p, user, what) {
-  await p.goto(`${CONSOLE}/sign-up`);
-  await settle(p, `${what}: the sign-up page`);
-  await p.fill('input[name=company]', user.company);
-  await p.fill('input[name=name]', user.name);
-  await p.fill('input[name=email]', user.email);
-  await p.fill('input[name=password]', user.password);
-  await p.click('form button[type=submit]');
-  try {
-    await p.waitForURL(pathIs('/console'), { timeout: 60_000 });
-  } catch {
-    const alerts = await p.locator('[role=alert], .form-error').allTextContents();
-    assert.fail(`${what}: signing up as ${user.email} did not lead to /console (at ${p.url()}; page says ${JSON.stringify(alerts)})`);
-  }
-  await expectVisible(p, p.getByRole('heading', { name: /Welcome/ }), `${what}: the overview after signing up`, 30_000);
 }
 
 async function signOut(p, what) {
@@ -274,8 +111,7 @@ async function navigate(p, linkName, pathname, what) {
 }
 
 async function openServiceAccount(p, what) {
-  await p.goto(`${CONSOLE}/console/service-accounts/${serviceAccountId}`);
-  await settle(p, what);
+  await goto(p, `/console/service-accounts/${serviceAccountId}`, what);
   await expectVisible(p, p.locator('#service-account-name'), `${what}: the service account's name`);
 }
 
@@ -304,31 +140,7 @@ async function createTestKey(p, what) {
 // ---------------------------------------------------------------------------------------
 // The steps
 
-let broken = null;
-/**
- * One test step. If a step fails, later steps are skipped (they depend on its state),
- * except those marked `always`. Failure messages name the backend and the step.
- */
-function step(name, fn, { always = false } = {}) {
-  it(name, { timeout: 240_000 }, async (t) => {
-    if (broken && !always) {
-      t.skip(`an earlier step failed: ${broken}`);
-      return;
-    }
-    try {
-      await fn(t);
-    } catch (e) {
-      if (!always) broken = name;
-      if (activePage && !activePage.isClosed()) {
-        const file = path.join(SHOTS, `FAILED-${slug(name)}.png`);
-        await activePage.screenshot({ path: file, fullPage: true }).catch(() => {});
-        screenshots.push(`${path.relative(ROOT, file)} (at ${activePage.url()})`);
-      }
-      if (e && typeof e.message === 'string') e.message = `[${BACKEND}] step "${name}": ${e.message}`;
-      throw e;
-    }
-  });
-}
+// One `step` per test: see lib.mjs (a failing step skips the later ones, except `always`).
 
 describe(`Gable console in Chromium (${BACKEND})`, { concurrency: false }, () => {
   before(async () => {
@@ -350,16 +162,13 @@ describe(`Gable console in Chromium (${BACKEND})`, { concurrency: false }, () =>
         '(was target/debug/gable rebuilt by a plain `cargo build` rather than `cargo leptos build`?)',
     );
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    await sess.launch();
     ownerCtx = await newContext({ permissions: ['clipboard-read', 'clipboard-write'], viewport: { width: 1280, height: 900 } });
     page = watch(await ownerCtx.newPage(), 'owner');
   });
 
   after(async () => {
-    if (browser) await browser.close();
+    await sess.close();
     if (evilServer) {
       evilServer.closeAllConnections(); // else close() waits for the browser's keep-alive sockets
       await new Promise((resolve) => evilServer.close(resolve));
@@ -718,7 +527,7 @@ describe(`Gable console in Chromium (${BACKEND})`, { concurrency: false }, () =>
       throw e;
     } finally {
       await ctx.close();
-      activePage = page;
+      sess.activePage = page;
     }
     await openServiceAccount(page, "the owner's service account after the other tenant's attempts");
     assert.equal((await page.locator('#service-account-name').innerText()).trim(), ACCOUNT_NAME, 'the other tenant renamed the service account');
@@ -776,7 +585,7 @@ describe(`Gable console in Chromium (${BACKEND})`, { concurrency: false }, () =>
       }
     } finally {
       await signed.close();
-      activePage = page;
+      sess.activePage = page;
     }
     assert.deepEqual(problems, [], `pages wider than a 390px phone screen:\n  ${problems.join('\n  ')}`);
   });

@@ -10,39 +10,16 @@
 // Run through tests/browser/run.sh (see console.test.mjs for the environment it exports).
 // Screenshots go to $GABLE_SCREENSHOTS/sandbox/NN-<what>.png.
 
-import { describe, it, before, after } from 'node:test';
+import { describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { session } from './lib.mjs';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '..', '..');
-
-// playwright-core lives in .tools/node/node_modules (NODE_PATH): CommonJS `require` honours it.
-function loadPlaywright() {
-  const require = createRequire(import.meta.url);
-  try {
-    return require('playwright-core');
-  } catch {
-    return require(path.join(ROOT, '.tools', 'node', 'node_modules', 'playwright-core'));
-  }
-}
-const { chromium } = loadPlaywright();
-
-const trimSlash = (u) => (u || '').replace(/\/+$/, '');
-const CONSOLE = trimSlash(process.env.GABLE_CONSOLE_URL);
-const SANDBOX = trimSlash(process.env.GABLE_SANDBOX_URL);
-const LIVE_API = trimSlash(process.env.GABLE_LIVE_API_URL || (CONSOLE && `${CONSOLE}/v1`));
-const BACKEND = process.env.GABLE_BACKEND || 'unknown-backend';
-const SERVER_LOG = process.env.GABLE_SERVER_LOG;
-const SHOTS = path.join(
-  path.resolve(ROOT, process.env.GABLE_SCREENSHOTS || path.join('tests', 'artifacts', 'screenshots', BACKEND)),
-  'sandbox',
-);
-const CHROMIUM = process.env.GABLE_CHROMIUM || '/usr/bin/chromium';
+// The browser, the state the steps share and the helpers: lib.mjs.
+const sess = session({ shotsSubdir: 'sandbox', stepLabel: 'sandbox step' });
+const { consoleUrl: CONSOLE, sandboxUrl: SANDBOX, liveApiUrl: LIVE_API, backend: BACKEND, serverLog: SERVER_LOG, shotsDir: SHOTS } = sess;
+const { pathIs, shot, watch, newContext, settle, expectVisible, goto, postFromPage, csrfOf, signUp, signIn, addTeammate, step, pageErrors, screenshots } = sess;
 
 const RUN = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const password = (word) => `${word}-${randomBytes(9).toString('hex')}`;
@@ -60,143 +37,14 @@ const DAY = 24 * 3600 * 1000;
 // Every secret seen; the last step searches the server log for each.
 const secrets = [owner.password, readonly.password];
 
-let browser;
 let ownerCtx;
 let page;
-let activePage;
-const pageErrors = [];
-const screenshots = [];
-let shotNo = 0;
 let testKey; // a sandbox key (gbl_test_…), everything
 let liveKey; // a live key (gbl_live_…), everything
 let liveId; // the live property
 
 // ---------------------------------------------------------------------------------------
-// Helpers (as in console.test.mjs and webhooks.test.mjs)
-
-const pathIs = (p) => (url) => new URL(url).pathname === p;
-const slug = (s) =>
-  s
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-|-$/g, '')
-    .slice(0, 60);
-
-async function shot(p, name) {
-  shotNo += 1;
-  const file = path.join(SHOTS, `${String(shotNo).padStart(2, '0')}-${name}.png`);
-  fs.mkdirSync(SHOTS, { recursive: true });
-  await p.screenshot({ path: file, fullPage: true });
-  screenshots.push(path.relative(ROOT, file));
-}
-
-function watch(p, who) {
-  p.setDefaultTimeout(20_000);
-  p.setDefaultNavigationTimeout(60_000);
-  p.on('pageerror', (e) => pageErrors.push(`${who} at ${p.url()}: ${e.message}`));
-  p.on('console', (m) => {
-    if (m.type() === 'error' && /panicked/.test(m.text())) pageErrors.push(`${who} at ${p.url()}: ${m.text()}`);
-  });
-  activePage = p;
-  return p;
-}
-
-function markHydration() {
-  for (const fn of ['instantiateStreaming', 'instantiate']) {
-    const original = WebAssembly[fn];
-    if (typeof original !== 'function') continue;
-    WebAssembly[fn] = function (...args) {
-      return original.apply(this, args).then((result) => {
-        setTimeout(() => {
-          window.__gableHydrated = true;
-        }, 0);
-        return result;
-      });
-    };
-  }
-}
-
-async function newContext(options = {}) {
-  const ctx = await browser.newContext(options);
-  await ctx.addInitScript(markHydration);
-  return ctx;
-}
-
-async function settle(p, what) {
-  await p.waitForLoadState('networkidle');
-  try {
-    await p.waitForFunction(() => window.__gableHydrated === true, null, { timeout: 30_000 });
-  } catch {
-    assert.fail(`${what}: the page never hydrated (the console's WebAssembly did not start) at ${p.url()}`);
-  }
-  await p.waitForTimeout(100);
-}
-
-async function expectVisible(p, locator, what, timeout = 20_000) {
-  try {
-    await locator.first().waitFor({ state: 'visible', timeout });
-  } catch {
-    const alerts = await p
-      .locator('[role=alert], .form-error')
-      .allTextContents()
-      .catch(() => []);
-    assert.fail(
-      `${what}: not shown within ${timeout / 1000} s at ${p.url()}` +
-        (alerts.length ? `; the page says: ${alerts.map((a) => JSON.stringify(a.trim())).join(', ')}` : ''),
-    );
-  }
-}
-
-async function goto(p, pathname, what) {
-  await p.goto(`${CONSOLE}${pathname}`);
-  await settle(p, what);
-}
-
-async function postFromPage(p, endpoint, fields) {
-  return p.evaluate(
-    async ({ endpoint, fields }) => {
-      const res = await fetch(`/api/${endpoint}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams(fields).toString(),
-      });
-      return { status: res.status, ok: res.ok, text: await res.text() };
-    },
-    { endpoint, fields },
-  );
-}
-
-async function csrfOf(p) {
-  const csrf = await p.locator('input[name=csrf]').first().inputValue();
-  assert.ok(csrf && csrf.length >= 16, `the page at ${p.url()} has no CSRF token`);
-  return csrf;
-}
-
-async function signUp(p, user, what) {
-  await goto(p, '/sign-up', `${what}: the sign-up page`);
-  await p.fill('input[name=company]', user.company);
-  await p.fill('input[name=name]', user.name);
-  await p.fill('input[name=email]', user.email);
-  await p.fill('input[name=password]', user.password);
-  await p.click('form button[type=submit]');
-  await p.waitForURL(pathIs('/console'), { timeout: 60_000 }).catch(async () => {
-    const alerts = await p.locator('[role=alert], .form-error').allTextContents();
-    assert.fail(`${what}: signing up did not lead to /console (at ${p.url()}; page says ${JSON.stringify(alerts)})`);
-  });
-  await expectVisible(p, p.getByRole('heading', { name: /Welcome/ }), `${what}: the overview`, 30_000);
-}
-
-async function signIn(p, user, what) {
-  await goto(p, '/sign-in', `${what}: the sign-in page`);
-  await p.fill('input[name=email]', user.email);
-  await p.fill('input[name=password]', user.password);
-  await p.click('form button[type=submit]');
-  await p.waitForURL(pathIs('/console'), { timeout: 60_000 }).catch(async () => {
-    const alerts = await p.locator('[role=alert], .form-error').allTextContents();
-    assert.fail(`${what}: signing in did not lead to /console (at ${p.url()}; page says ${JSON.stringify(alerts)})`);
-  });
-  await expectVisible(p, p.getByRole('heading', { name: /Welcome/ }), `${what}: the overview`, 30_000);
-}
+// Helpers (the shared ones are in lib.mjs)
 
 /** Calls the API from Node with a key; `body` makes it a POST. Returns { status, body, text }. */
 async function api(base, key, resource, body) {
@@ -257,42 +105,17 @@ async function confirmWith(p, word) {
 // ---------------------------------------------------------------------------------------
 // The steps
 
-let broken = null;
-function step(name, fn, { always = false } = {}) {
-  it(name, { timeout: 240_000 }, async (t) => {
-    if (broken && !always) {
-      t.skip(`an earlier step failed: ${broken}`);
-      return;
-    }
-    try {
-      await fn(t);
-    } catch (e) {
-      if (!always) broken = name;
-      if (activePage && !activePage.isClosed()) {
-        const file = path.join(SHOTS, `FAILED-${slug(name)}.png`);
-        await activePage.screenshot({ path: file, fullPage: true }).catch(() => {});
-        screenshots.push(`${path.relative(ROOT, file)} (at ${activePage.url()})`);
-      }
-      if (e && typeof e.message === 'string') e.message = `[${BACKEND}] sandbox step "${name}": ${e.message}`;
-      throw e;
-    }
-  });
-}
-
 describe(`Gable console sandbox reset in Chromium (${BACKEND})`, { concurrency: false }, () => {
   before(async () => {
     assert.ok(CONSOLE && SANDBOX, 'GABLE_CONSOLE_URL / GABLE_SANDBOX_URL are not set: run the browser tests through tests/browser/run.sh');
     fs.mkdirSync(SHOTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    await sess.launch();
     ownerCtx = await newContext({ viewport: { width: 1280, height: 900 } });
     page = watch(await ownerCtx.newPage(), 'owner');
   });
 
   after(async () => {
-    if (browser) await browser.close();
+    await sess.close();
     if (screenshots.length) console.log(`sandbox screenshots (${BACKEND}):\n  ${screenshots.join('\n  ')}`);
   });
 
@@ -427,7 +250,7 @@ describe(`Gable console sandbox reset in Chromium (${BACKEND})`, { concurrency: 
 
   step('S6. without JavaScript the same two steps work (server-rendered forms)', async () => {
     // The owner's session in a context that runs no scripts at all.
-    const ctx = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1280, height: 900 } });
+    const ctx = await sess.browser.newContext({ javaScriptEnabled: false, viewport: { width: 1280, height: 900 } });
     await ctx.addCookies(await ownerCtx.cookies(CONSOLE));
     const p = watch(await ctx.newPage(), 'owner without JavaScript');
     try {
@@ -450,20 +273,14 @@ describe(`Gable console sandbox reset in Chromium (${BACKEND})`, { concurrency: 
       assert.deepEqual(await names(LIVE_API, liveKey, 'properties', 'live after the reset without JS'), [LIVE_NAME]);
     } finally {
       await ctx.close();
-      activePage = page;
+      sess.activePage = page;
     }
   });
 
   step('S7. read-only staff see what a reset is, but no button, and the server refuses them', async () => {
     const made = await api(SANDBOX, testKey, 'properties', property(`Kept ${RUN}`));
     assert.equal(made.status, 201, made.text);
-    await goto(page, '/console/team', 'the team page');
-    await page.fill('input[name=name]', readonly.name);
-    await page.fill('input[name=email]', readonly.email);
-    await page.selectOption('select[name=role_id]', { label: 'Read-only staff' });
-    await page.fill('input[name=password]', readonly.password);
-    await page.click('form button[type=submit]:has-text("Add")');
-    await expectVisible(page, page.locator('#users li', { hasText: readonly.email }), 'the new teammate');
+    await addTeammate(page, readonly, 'Read-only staff');
 
     const ctx = await newContext({ viewport: { width: 1280, height: 900 } });
     const ro = watch(await ctx.newPage(), 'read-only');
@@ -487,7 +304,7 @@ describe(`Gable console sandbox reset in Chromium (${BACKEND})`, { concurrency: 
       }
     } finally {
       await ctx.close();
-      activePage = page;
+      sess.activePage = page;
     }
     assert.deepEqual(await names(SANDBOX, testKey, 'properties', 'after the refused resets'), [`Kept ${RUN}`], 'the refused resets changed the sandbox');
   });
