@@ -101,6 +101,24 @@ impl Error {
     }
 }
 
+/// SQLite's writes run on rusqlite: its constraint failures mean what sqlx's do.
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        if let rusqlite::Error::SqliteFailure(f, _) = &e {
+            match f.extended_code {
+                rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY => {
+                    return Error::Conflict("the record is still referenced by other records; delete or change those first".into())
+                }
+                rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+                    return Error::Conflict("a record with these values already exists".into())
+                }
+                _ => {}
+            }
+        }
+        Error::Internal(e.into())
+    }
+}
+
 impl From<sqlx::Error> for Error {
     fn from(e: sqlx::Error) -> Self {
         if let sqlx::Error::Database(db) = &e {

@@ -160,7 +160,7 @@ pub async fn tick(store: &Store, now: DateTime<Utc>, reach: Reach) -> Result<Fir
                     occurrence: Some(&occurrence),
                     at: now,
                 };
-                if outbox::write(&mut tx, e).await? {
+                if outbox::write(&mut tx, e).await?.is_some() {
                     fired.total += 1;
                     if rule.event == "rent.due" {
                         fired.rent_due += 1;

@@ -31,9 +31,9 @@ pub struct NewEvent<'a> {
     pub at: DateTime<Utc>,
 }
 
-/// Writes an event and its pending deliveries; returns whether it was written (false:
-/// the occurrence existed).
-pub async fn write(tx: &mut Tx, e: NewEvent<'_>) -> Result<bool> {
+/// Writes an event and its pending deliveries; returns how many attempts were written, or
+/// `None` when the event was not (its occurrence existed).
+pub async fn write(tx: &mut Tx, e: NewEvent<'_>) -> Result<Option<usize>> {
     debug_assert!(event_type(e.kind).is_some(), "{} is one of the 23 contracts", e.kind);
     let d = tx.dialect();
     let id = Uuid::now_v7();
@@ -74,10 +74,9 @@ pub async fn write(tx: &mut Tx, e: NewEvent<'_>) -> Result<bool> {
         );
     }
     if tx.execute(&ins).await? != 1 {
-        return Ok(false);
+        return Ok(None);
     }
-    crate::store::deliveries::enqueue_for_event(tx, tenant, livemode, id, kind, at).await?;
-    Ok(true)
+    crate::store::deliveries::enqueue_for_event(tx, tenant, livemode, id, kind, at).await.map(Some)
 }
 
 /// Emits an event about a record changed by this operation. `before` is the record
@@ -106,10 +105,11 @@ pub(super) async fn emit(
         occurrence: None,
         at: w.now,
     };
-    write(&mut w.tx, e).await?;
-    // The delivery worker of this process starts at commit (others hear the NOTIFY).
+    let attempts = write(&mut w.tx, e).await?.unwrap_or(0);
+    // The delivery worker of this process starts at commit (others hear the NOTIFY); an
+    // event no subscription takes gives it nothing to do.
     let due = w.signals.deliveries_due.clone();
-    if !w.wake.iter().any(|n| std::sync::Arc::ptr_eq(n, &due)) {
+    if attempts > 0 && !w.wake.iter().any(|n| std::sync::Arc::ptr_eq(n, &due)) {
         w.wake.push(due);
     }
     Ok(())

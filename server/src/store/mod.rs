@@ -21,7 +21,7 @@ use sea_query::{PostgresQueryBuilder, QueryStatementWriter, SqliteQueryBuilder};
 use sea_query_binder::{SqlxBinder, SqlxValues};
 use sea_query_rusqlite::RusqliteBinder;
 use sqlx::postgres::{PgPoolOptions, PgRow};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgPool, Row as _, SqlitePool};
 use uuid::Uuid;
 
@@ -47,14 +47,22 @@ impl FromStr for Dialect {
     }
 }
 
-/// SQLite has two pools: sqlx connections for write transactions, and read-only
-/// rusqlite connections for reads, where a whole statement runs in one blocking call
-/// (sqlx hands each row across threads separately, which dominated list requests).
+/// SQLite has one writing connection and a pool of read-only ones, all rusqlite:
+/// - reads run a whole statement in one blocking call on a pooled connection (sqlx hands
+///   each row across threads separately, which dominated list requests);
+/// - writes run on the one writing connection, statement by statement, on the calling
+///   task itself (see [`SqliteWrite`]);
+/// - sqlx's connection is kept for the migrations only.
 #[derive(Clone)]
 enum Pool {
-    Sqlite { write: SqlitePool, read: deadpool_sqlite::Pool },
+    Sqlite { migrations: SqlitePool, writer: Writer, read: deadpool_sqlite::Pool },
     Postgres(PgPool),
 }
+
+/// SQLite's writing connection; `None` once the store is closed. Transactions queue on
+/// the outer (async) lock; the inner one only makes the connection shareable by
+/// reference across `await`s, and is never contended.
+type Writer = std::sync::Arc<tokio::sync::Mutex<Option<std::sync::Mutex<rusqlite::Connection>>>>;
 
 #[derive(Clone)]
 pub struct Store {
@@ -65,9 +73,96 @@ pub struct Store {
 /// A unit of database work on either database: a transaction, or (for reads on SQLite)
 /// a plain connection in autocommit mode, where one statement is consistent by itself.
 pub enum Tx {
-    Sqlite(sqlx::Transaction<'static, sqlx::Sqlite>),
+    Sqlite(SqliteWrite),
     SqliteRead(deadpool_sqlite::Object),
     Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+}
+
+/// A write transaction on SQLite's one writing connection, held from `BEGIN IMMEDIATE`
+/// to `COMMIT` (or `ROLLBACK` when dropped uncommitted: an error, a panic, a cancelled
+/// request). SQLite has one writer at a time anyway: writers queue on the connection's
+/// lock in turn (rather than in SQLite's busy handler, which sleeps), and each statement
+/// runs right here on the calling task, since a statement of a write transaction takes
+/// microseconds and handing each to another thread cost more than running it.
+pub struct SqliteWrite {
+    conn: tokio::sync::OwnedMutexGuard<Option<std::sync::Mutex<rusqlite::Connection>>>,
+    open: bool,
+}
+
+impl SqliteWrite {
+    fn conn(&self) -> Result<std::sync::MutexGuard<'_, rusqlite::Connection>> {
+        let c = self.conn.as_ref().ok_or_else(|| Error::internal(anyhow::anyhow!("the database is closed")))?;
+        c.lock().map_err(|_| Error::internal(anyhow::anyhow!("the SQLite writing connection was poisoned")))
+    }
+}
+
+impl Drop for SqliteWrite {
+    fn drop(&mut self) {
+        if self.open {
+            if let Ok(c) = self.conn() {
+                if let Err(e) = c.execute_batch("ROLLBACK") {
+                    tracing::warn!(error = %e, "rolling back an unfinished SQLite write failed");
+                }
+            }
+        }
+    }
+}
+
+/// WAL pages after which the checkpointer makes writers wait for a full checkpoint
+/// (64 MiB of 4 KiB pages), so that the log cannot grow without bound under steady writes.
+const WAL_RESTART_PAGES: i64 = 16_384;
+
+/// SQLite's checkpoints, on a thread and connection of their own: by default SQLite runs
+/// one inside the commit that crosses 1,000 pages of log, copying pages back and syncing
+/// the database file while the one writer waits (a seventh of a write-heavy profile).
+/// Here a passive checkpoint (which neither waits for nor blocks the writer) runs every
+/// 100 ms. A passive checkpoint cannot reset the log while writes keep coming, so a log
+/// past `WAL_RESTART_PAGES` gets a restarting checkpoint, run holding the writing
+/// connection (a wait of one checkpoint's remainder for the writers) so that it cannot
+/// be starved, after which the log starts afresh. The thread ends once the store is
+/// closed or dropped.
+fn checkpointer(
+    path: &str,
+    writer: std::sync::Weak<tokio::sync::Mutex<Option<std::sync::Mutex<rusqlite::Connection>>>>,
+) -> anyhow::Result<()> {
+    let conn = rusqlite::Connection::open(path)?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    std::thread::Builder::new().name("sqlite-checkpoint".into()).spawn(move || loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let Some(w) = writer.upgrade() else { return };
+        if w.try_lock().is_ok_and(|g| g.is_none()) {
+            return;
+        }
+        let log = |c: &rusqlite::Connection, mode: &str| c.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| r.get::<_, i64>(1));
+        match log(&conn, "PASSIVE") {
+            Ok(pages) if pages > WAL_RESTART_PAGES => {
+                let held = w.blocking_lock();
+                let restarted = match held.as_ref().map(|c| c.lock()) {
+                    Some(Ok(c)) => log(&c, "RESTART").map(|_| ()),
+                    _ => return,
+                };
+                if let Err(e) = restarted {
+                    tracing::warn!(error = %e, "SQLite checkpoint (restart) failed; retrying");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "SQLite checkpoint failed; retrying"),
+        }
+    })?;
+    Ok(())
+}
+
+/// Runs a statement on a rusqlite connection and keeps its rows, names and values.
+fn query_owned(c: &rusqlite::Connection, sql: &str, values: &sea_query_rusqlite::RusqliteValues) -> rusqlite::Result<Vec<Row>> {
+    let mut st = c.prepare_cached(sql)?;
+    let names: std::sync::Arc<[String]> = st.column_names().iter().map(|n| n.to_string()).collect();
+    let mut rows = st.query(&*values.as_params())?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let vals = (0..names.len()).map(|i| r.get::<_, rusqlite::types::Value>(i)).collect::<rusqlite::Result<Vec<_>>>()?;
+        out.push(Row::Owned(names.clone(), vals));
+    }
+    Ok(out)
 }
 
 /// Whether a unit of work writes. SQLite write transactions take the write lock at
@@ -81,15 +176,15 @@ pub enum Intent {
 
 /// A result row on either database.
 pub enum Row {
-    Sqlite(SqliteRow),
     Postgres(PgRow),
-    /// A row read through rusqlite, owned: names and values.
+    /// A row of SQLite (read through rusqlite), owned: names and values.
     Owned(std::sync::Arc<[String]>, Vec<rusqlite::types::Value>),
 }
 
 impl Store {
     /// Opens the database named by `url` (`sqlite://…` or `postgres://…`).
-    /// `GABLE_DB_MAX_CONNECTIONS` sizes the pool (defaults: SQLite 4, PostgreSQL 16).
+    /// `GABLE_DB_MAX_CONNECTIONS` sizes the pool (defaults: PostgreSQL 16; on SQLite, 4
+    /// reading connections beside its one writing connection).
     pub async fn connect(url: &str) -> anyhow::Result<Store> {
         let max = |default: u32| std::env::var("GABLE_DB_MAX_CONNECTIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
         let pool = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
@@ -101,9 +196,18 @@ impl Store {
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
                 .busy_timeout(Duration::from_secs(10));
-            let write = SqlitePoolOptions::new().max_connections(max(4)).connect_with(opts).await?;
+            let migrations = SqlitePoolOptions::new().max_connections(1).connect_with(opts).await?;
             let path = url.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
             let path = path.split('?').next().unwrap_or(path);
+            let writer = rusqlite::Connection::open(path)?;
+            writer.busy_timeout(Duration::from_secs(10))?;
+            // Checkpoints run beside the writer (`checkpointer`), not inside its commits.
+            writer.execute_batch(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0;",
+            )?;
+            writer.set_prepared_statement_cache_capacity(256);
+            let writer = std::sync::Arc::new(tokio::sync::Mutex::new(Some(std::sync::Mutex::new(writer))));
+            checkpointer(path, std::sync::Arc::downgrade(&writer))?;
             let read = deadpool_sqlite::Config::new(path)
                 .builder(deadpool_sqlite::Runtime::Tokio1)?
                 .max_size(max(4) as usize)
@@ -120,7 +224,7 @@ impl Store {
                     })
                 }))
                 .build()?;
-            Pool::Sqlite { write, read }
+            Pool::Sqlite { migrations, writer, read }
         };
         Ok(Store { pool, keys: keys::KeyCache::new() })
     }
@@ -135,7 +239,7 @@ impl Store {
     /// Applies the database's migrations (idempotent; safe with several processes).
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match &self.pool {
-            Pool::Sqlite { write, .. } => SQLITE_MIGRATIONS.run(write).await?,
+            Pool::Sqlite { migrations, .. } => SQLITE_MIGRATIONS.run(migrations).await?,
             Pool::Postgres(p) => POSTGRES_MIGRATIONS.run(p).await?,
         }
         Ok(())
@@ -147,7 +251,7 @@ impl Store {
     /// only, and no table of Gable's own bookkeeping (keys, tenants, sessions) at all.
     pub async fn begin_tenant(&self, tenant: Uuid, livemode: bool, intent: Intent) -> Result<Tx> {
         match &self.pool {
-            Pool::Sqlite { write, read } => Self::begin_sqlite(write, read, intent).await,
+            Pool::Sqlite { writer, read, .. } => Self::begin_sqlite(writer, read, intent).await,
             Pool::Postgres(p) => {
                 let mut tx = p.begin().await?;
                 sqlx::query(
@@ -166,15 +270,20 @@ impl Store {
     /// Begins work for Gable's own bookkeeping (tenants, keys), outside any tenant.
     pub async fn begin_system(&self, intent: Intent) -> Result<Tx> {
         Ok(match &self.pool {
-            Pool::Sqlite { write, read } => Self::begin_sqlite(write, read, intent).await?,
+            Pool::Sqlite { writer, read, .. } => Self::begin_sqlite(writer, read, intent).await?,
             Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
         })
     }
 
-    async fn begin_sqlite(write: &SqlitePool, read: &deadpool_sqlite::Pool, intent: Intent) -> Result<Tx> {
+    async fn begin_sqlite(writer: &Writer, read: &deadpool_sqlite::Pool, intent: Intent) -> Result<Tx> {
         Ok(match intent {
             Intent::Read => Tx::SqliteRead(read.get().await.map_err(Error::internal)?),
-            Intent::Write => Tx::Sqlite(write.begin_with("BEGIN IMMEDIATE").await?),
+            Intent::Write => {
+                let mut w = SqliteWrite { conn: writer.clone().lock_owned().await, open: false };
+                w.conn()?.execute_batch("BEGIN IMMEDIATE")?;
+                w.open = true;
+                Tx::Sqlite(w)
+            }
         })
     }
 
@@ -224,9 +333,10 @@ impl Store {
 
     pub async fn close(&self) {
         match &self.pool {
-            Pool::Sqlite { write, read } => {
+            Pool::Sqlite { migrations, writer, read } => {
                 read.close();
-                write.close().await
+                writer.lock().await.take();
+                migrations.close().await
             }
             Pool::Postgres(p) => p.close().await,
         }
@@ -268,71 +378,70 @@ impl Tx {
         }
     }
 
-    /// Builds a sea-query statement for this transaction's database.
-    pub fn build<S: QueryStatementWriter + SqlxBinder>(&self, stmt: &S) -> (String, SqlxValues) {
-        match self {
-            Tx::Sqlite(_) | Tx::SqliteRead(_) => stmt.build_sqlx(SqliteQueryBuilder),
-            Tx::Postgres(_) => stmt.build_sqlx(PostgresQueryBuilder),
-        }
-    }
-
     /// Runs a read on a rusqlite connection in one blocking call, rows and all.
     async fn read_owned<S: RusqliteBinder>(conn: &deadpool_sqlite::Object, stmt: &S) -> Result<Vec<Row>> {
         let (sql, values) = stmt.build_rusqlite(SqliteQueryBuilder);
         let rows = conn
-            .interact(move |c| -> rusqlite::Result<Vec<Row>> {
-                let mut st = c.prepare_cached(&sql)?;
-                let names: std::sync::Arc<[String]> = st.column_names().iter().map(|n| n.to_string()).collect();
-                let mut rows = st.query(&*values.as_params())?;
-                let mut out = Vec::new();
-                while let Some(r) = rows.next()? {
-                    let vals = (0..names.len()).map(|i| r.get::<_, rusqlite::types::Value>(i)).collect::<rusqlite::Result<Vec<_>>>()?;
-                    out.push(Row::Owned(names.clone(), vals));
-                }
-                Ok(out)
-            })
+            .interact(move |c| query_owned(c, &sql, &values))
             .await
             .map_err(|e| Error::internal(anyhow::anyhow!("sqlite read: {e}")))?
             .map_err(Error::internal)?;
         Ok(rows)
     }
 
-    pub async fn execute<S: QueryStatementWriter + SqlxBinder>(&mut self, stmt: &S) -> Result<u64> {
-        let (sql, values) = self.build(stmt);
+    /// A statement of a SQLite write transaction, with its rows.
+    fn write_owned<S: RusqliteBinder>(w: &SqliteWrite, stmt: &S) -> Result<Vec<Row>> {
+        let (sql, values) = stmt.build_rusqlite(SqliteQueryBuilder);
+        let c = w.conn()?;
+        Ok(query_owned(&c, &sql, &values)?)
+    }
+
+    fn postgres<S: QueryStatementWriter + SqlxBinder>(stmt: &S) -> (String, SqlxValues) {
+        stmt.build_sqlx(PostgresQueryBuilder)
+    }
+
+    pub async fn execute<S: QueryStatementWriter + SqlxBinder + RusqliteBinder>(&mut self, stmt: &S) -> Result<u64> {
         Ok(match self {
-            Tx::Sqlite(t) => sqlx::query_with(&sql, values).execute(&mut **t).await?.rows_affected(),
+            Tx::Sqlite(w) => {
+                let (sql, values) = stmt.build_rusqlite(SqliteQueryBuilder);
+                w.conn()?.prepare_cached(&sql)?.execute(&*values.as_params())? as u64
+            }
             Tx::SqliteRead(_) => return Err(Error::internal(anyhow::anyhow!("a write in a read-only unit of work"))),
-            Tx::Postgres(t) => sqlx::query_with(&sql, values).execute(&mut **t).await?.rows_affected(),
+            Tx::Postgres(t) => {
+                let (sql, values) = Self::postgres(stmt);
+                sqlx::query_with(&sql, values).execute(&mut **t).await?.rows_affected()
+            }
         })
     }
 
     pub async fn fetch_all<S: QueryStatementWriter + SqlxBinder + RusqliteBinder>(&mut self, stmt: &S) -> Result<Vec<Row>> {
-        if let Tx::SqliteRead(c) = self {
-            return Self::read_owned(c, stmt).await;
-        }
-        let (sql, values) = self.build(stmt);
         Ok(match self {
-            Tx::Sqlite(t) => sqlx::query_with(&sql, values).fetch_all(&mut **t).await?.into_iter().map(Row::Sqlite).collect(),
-            Tx::SqliteRead(_) => unreachable!("handled above"),
-            Tx::Postgres(t) => sqlx::query_with(&sql, values).fetch_all(&mut **t).await?.into_iter().map(Row::Postgres).collect(),
+            Tx::Sqlite(w) => Self::write_owned(w, stmt)?,
+            Tx::SqliteRead(c) => Self::read_owned(c, stmt).await?,
+            Tx::Postgres(t) => {
+                let (sql, values) = Self::postgres(stmt);
+                sqlx::query_with(&sql, values).fetch_all(&mut **t).await?.into_iter().map(Row::Postgres).collect()
+            }
         })
     }
 
     pub async fn fetch_optional<S: QueryStatementWriter + SqlxBinder + RusqliteBinder>(&mut self, stmt: &S) -> Result<Option<Row>> {
-        if let Tx::SqliteRead(c) = self {
-            return Ok(Self::read_owned(c, stmt).await?.into_iter().next());
-        }
-        let (sql, values) = self.build(stmt);
         Ok(match self {
-            Tx::Sqlite(t) => sqlx::query_with(&sql, values).fetch_optional(&mut **t).await?.map(Row::Sqlite),
-            Tx::SqliteRead(_) => unreachable!("handled above"),
-            Tx::Postgres(t) => sqlx::query_with(&sql, values).fetch_optional(&mut **t).await?.map(Row::Postgres),
+            Tx::Sqlite(w) => Self::write_owned(w, stmt)?.into_iter().next(),
+            Tx::SqliteRead(c) => Self::read_owned(c, stmt).await?.into_iter().next(),
+            Tx::Postgres(t) => {
+                let (sql, values) = Self::postgres(stmt);
+                sqlx::query_with(&sql, values).fetch_optional(&mut **t).await?.map(Row::Postgres)
+            }
         })
     }
 
     pub async fn commit(self) -> Result<()> {
         match self {
-            Tx::Sqlite(t) => t.commit().await?,
+            Tx::Sqlite(mut w) => {
+                w.conn()?.execute_batch("COMMIT")?;
+                w.open = false;
+            }
             Tx::SqliteRead(_) => {}
             Tx::Postgres(t) => t.commit().await?,
         }
@@ -353,7 +462,6 @@ impl Row {
     pub fn opt_string(&self, col: &str) -> Result<Option<String>> {
         use rusqlite::types::Value as V;
         Ok(match self {
-            Row::Sqlite(r) => r.try_get(col)?,
             Row::Postgres(r) => r.try_get(col)?,
             Row::Owned(n, v) => match Self::owned(n, v, col)? {
                 V::Null => None,
@@ -365,7 +473,6 @@ impl Row {
     pub fn opt_i64(&self, col: &str) -> Result<Option<i64>> {
         use rusqlite::types::Value as V;
         Ok(match self {
-            Row::Sqlite(r) => r.try_get(col)?,
             Row::Postgres(r) => r.try_get(col)?,
             Row::Owned(n, v) => match Self::owned(n, v, col)? {
                 V::Null => None,
@@ -377,7 +484,6 @@ impl Row {
     pub fn opt_f64(&self, col: &str) -> Result<Option<f64>> {
         use rusqlite::types::Value as V;
         Ok(match self {
-            Row::Sqlite(r) => r.try_get(col)?,
             Row::Postgres(r) => r.try_get(col)?,
             Row::Owned(n, v) => match Self::owned(n, v, col)? {
                 V::Null => None,
@@ -389,14 +495,13 @@ impl Row {
     }
     pub fn opt_bool(&self, col: &str) -> Result<Option<bool>> {
         Ok(match self {
-            Row::Sqlite(r) => r.try_get(col)?,
             Row::Postgres(r) => r.try_get(col)?,
             Row::Owned(..) => self.opt_i64(col)?.map(|i| i != 0),
         })
     }
     pub fn opt_uuid(&self, col: &str) -> Result<Option<Uuid>> {
         Ok(match self {
-            Row::Sqlite(_) | Row::Owned(..) => match self.sqlite_text(col)? {
+            Row::Owned(..) => match self.sqlite_text(col)? {
                 Some(s) => Some(Uuid::parse_str(&s).map_err(Error::internal)?),
                 None => None,
             },
@@ -405,7 +510,7 @@ impl Row {
     }
     pub fn opt_date(&self, col: &str) -> Result<Option<chrono::NaiveDate>> {
         Ok(match self {
-            Row::Sqlite(_) | Row::Owned(..) => match self.sqlite_text(col)? {
+            Row::Owned(..) => match self.sqlite_text(col)? {
                 Some(s) => Some(crate::domain::value::parse_date(&s).ok_or_else(|| Error::internal(anyhow::anyhow!("bad date in {col}")))?),
                 None => None,
             },
@@ -414,7 +519,7 @@ impl Row {
     }
     pub fn opt_datetime(&self, col: &str) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
         Ok(match self {
-            Row::Sqlite(_) | Row::Owned(..) => match self.sqlite_text(col)? {
+            Row::Owned(..) => match self.sqlite_text(col)? {
                 Some(s) => {
                     Some(crate::domain::value::parse_datetime(&s).ok_or_else(|| Error::internal(anyhow::anyhow!("bad time in {col}")))?)
                 }
@@ -425,7 +530,7 @@ impl Row {
     }
     pub fn opt_json(&self, col: &str) -> Result<Option<serde_json::Value>> {
         Ok(match self {
-            Row::Sqlite(_) | Row::Owned(..) => match self.sqlite_text(col)? {
+            Row::Owned(..) => match self.sqlite_text(col)? {
                 Some(s) => Some(serde_json::from_str(&s).map_err(Error::internal)?),
                 None => None,
             },
@@ -435,9 +540,6 @@ impl Row {
 
     /// Text stored by SQLite for types it has no column type for (uuids, dates, JSON).
     fn sqlite_text(&self, col: &str) -> Result<Option<String>> {
-        match self {
-            Row::Sqlite(r) => Ok(r.try_get(col)?),
-            _ => self.opt_string(col),
-        }
+        self.opt_string(col)
     }
 }

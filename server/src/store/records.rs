@@ -354,8 +354,12 @@ pub async fn find(tx: &mut Tx, scope: &Scope, c: &'static Collection, equal: &[(
         let ty = crate::domain::list::lookup(c, name).map(|f| f.ty).unwrap_or(Ty::Text);
         sel.and_where(col(name).eq(Expr::val(d.value(ty, v))));
     }
-    sel.order_by(Alias::new("created_at"), Order::Asc).order_by(Alias::new("id"), Order::Asc);
-    tx.fetch_all(&sel).await?.iter().map(|r| decode(c, r)).collect()
+    // Sorted here, not in SQL: with an ORDER BY, SQLite's planner (without statistics)
+    // walks the tenant's `created_at` index instead of the equality's index, reading every
+    // record of the collection (the reversal of a payment slowed with the ledger's size).
+    let mut found = tx.fetch_all(&sel).await?.iter().map(|r| decode(c, r)).collect::<Result<Vec<_>>>()?;
+    found.sort_by_key(|r| (r.created_at, r.id));
+    Ok(found)
 }
 
 /// Metadata updates merge key by key; an empty string removes a key (as Stripe does),
