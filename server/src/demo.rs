@@ -10,7 +10,7 @@ use chrono::{Datelike, Duration};
 use serde_json::{json, Map, Value as Json};
 use uuid::Uuid;
 
-use crate::domain::collections::collection;
+use crate::domain::collections::named;
 use crate::domain::workflow;
 use crate::error::{Error, Result};
 use crate::jobs::{leases, Reach};
@@ -28,12 +28,12 @@ pub struct Portfolio {
 }
 
 async fn make(w: &mut Work, name: &str, body: Json) -> Result<Uuid> {
-    let c = collection(name).ok_or_else(|| Error::internal(anyhow::anyhow!("{name} is a collection")))?;
+    let c = named(name)?;
     Ok(w.create(c, &body).await?.record.id)
 }
 
 async fn act(w: &mut Work, name: &str, id: Uuid, action: &str) -> Result<()> {
-    let c = collection(name).ok_or_else(|| Error::internal(anyhow::anyhow!("{name} is a collection")))?;
+    let c = named(name)?;
     let m = workflow::machine(name).ok_or_else(|| Error::internal(anyhow::anyhow!("{name} have a state machine")))?;
     let a = m.action(action).ok_or_else(|| Error::internal(anyhow::anyhow!("{name} can {action}")))?;
     w.act(c, m, a, id, &Map::new()).await?;

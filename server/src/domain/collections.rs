@@ -633,3 +633,9 @@ pub static COLLECTIONS: &[Collection] = &[
 pub fn collection(name: &str) -> Option<&'static Collection> {
     COLLECTIONS.iter().find(|c| c.name == name)
 }
+
+/// A collection Gable's own code names (not a request's path): one that is missing is
+/// Gable's bug, answered as an internal error rather than a panic.
+pub fn named(name: &str) -> crate::error::Result<&'static Collection> {
+    collection(name).ok_or_else(|| crate::error::Error::internal(anyhow::anyhow!("{name} is not a collection")))
+}

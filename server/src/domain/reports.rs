@@ -54,10 +54,7 @@ impl Parameters {
 }
 
 fn date(r: &Record, f: &str) -> Option<NaiveDate> {
-    match r.get(f) {
-        Val::Date(d) => Some(*d),
-        _ => None,
-    }
+    r.get(f).as_date()
 }
 fn uuid(r: &Record, f: &str) -> Option<Uuid> {
     r.get(f).as_uuid()

@@ -33,6 +33,12 @@ impl Val {
             _ => None,
         }
     }
+    pub fn as_date(&self) -> Option<NaiveDate> {
+        match self {
+            Val::Date(d) => Some(*d),
+            _ => None,
+        }
+    }
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Val::Str(s) => Some(s),

@@ -14,8 +14,7 @@ use sea_query::{Expr, SimpleExpr};
 use serde_json::{json, Map};
 use uuid::Uuid;
 
-use crate::domain::collections::collection;
-use crate::domain::registry::Collection;
+use crate::domain::collections::named;
 use crate::domain::rent;
 use crate::domain::validate::Changes;
 use crate::domain::value::{money_json, Val};
@@ -33,15 +32,11 @@ pub const LEAD: i64 = 7;
 /// Leases looked at per scan.
 const BATCH: u64 = 200;
 
-fn leases() -> Result<&'static Collection> {
-    collection("leases").ok_or_else(|| Error::internal(anyhow::anyhow!("leases is a collection")))
-}
-
 /// Bills every period due by `now + LEAD` of every active lease `reach` selects; returns
 /// the charges made.
 pub async fn bill_rent(ops: &Operations, now: DateTime<Utc>, reach: Reach) -> Result<usize> {
     let horizon = now.date_naive() + Duration::days(LEAD);
-    let c = leases()?;
+    let c = named("leases")?;
     let mut billed = 0;
     // A lease never billed, or whose next period falls due by the horizon.
     let mut after: Option<(DateTime<Utc>, Uuid)> = None;
@@ -74,11 +69,7 @@ pub async fn bill_rent(ops: &Operations, now: DateTime<Utc>, reach: Reach) -> Re
 
 /// Bills one lease's due periods in one transaction; returns how many.
 async fn bill_lease(ops: &Operations, tenant: Uuid, livemode: bool, id: Uuid, horizon: NaiveDate) -> Result<usize> {
-    let c = leases()?;
-    let (charges, invoices) = (
-        collection("charges").ok_or_else(|| Error::internal(anyhow::anyhow!("charges is a collection")))?,
-        collection("invoices").ok_or_else(|| Error::internal(anyhow::anyhow!("invoices is a collection")))?,
-    );
+    let (c, charges, invoices) = (named("leases")?, named("charges")?, named("invoices")?);
     let open = workflow::machine("invoices").and_then(|m| Some((m, m.action("open")?)));
     let Some((machine, open)) = open else { return Err(Error::internal(anyhow::anyhow!("invoices can open"))) };
     let scope = Scope { tenant, livemode, properties: None };
@@ -90,14 +81,8 @@ async fn bill_lease(ops: &Operations, tenant: Uuid, livemode: bool, id: Uuid, ho
     if lease.status() != "active" {
         return Ok(0);
     }
-    let end = match lease.get("end_date") {
-        Val::Date(e) => Some(*e),
-        _ => None,
-    };
-    let billed_through = match lease.get("rent_billed_through") {
-        Val::Date(b) => Some(*b),
-        _ => None,
-    };
+    let end = lease.get("end_date").as_date();
+    let billed_through = lease.get("rent_billed_through").as_date();
     let rent_day = match lease.get("rent_due_day") {
         Val::Int(n) => u32::try_from(*n).unwrap_or(1),
         _ => 1,
@@ -105,11 +90,7 @@ async fn bill_lease(ops: &Operations, tenant: Uuid, livemode: bool, id: Uuid, ho
     let periods = rent::periods(start, end, rent_day, billed_through, horizon);
     let last = periods.last().map(|p| p.due).or(billed_through);
     let next = rent::next_due(start, end, rent_day, last);
-    let stored_next = match lease.get("rent_next_due") {
-        Val::Date(n) => Some(*n),
-        _ => None,
-    };
-    if periods.is_empty() && next == stored_next {
+    if periods.is_empty() && next == lease.get("rent_next_due").as_date() {
         return Ok(0);
     }
     let amount = money_json(lease.money("rent"), Some(&currency));
@@ -150,7 +131,7 @@ async fn bill_lease(ops: &Operations, tenant: Uuid, livemode: bool, id: Uuid, ho
 /// Ends every active lease `reach` selects whose last day (`end_date`) is before `now`'s
 /// date, through its `end` action; returns how many.
 pub async fn end_leases(ops: &Operations, now: DateTime<Utc>, reach: Reach) -> Result<usize> {
-    let c = leases()?;
+    let c = named("leases")?;
     let Some(machine) = workflow::machine("leases") else { return Ok(0) };
     let Some(end) = machine.action("end") else { return Ok(0) };
     let mut ended = 0;

@@ -77,9 +77,9 @@ const BOOKKEEPING: &[&str] = &["webhook_deliveries", "ledger_lines", "idempotenc
 /// One step of deleting a sandbox.
 #[derive(Debug, PartialEq)]
 enum Step {
-    /// Clear these references (breaking a cycle: an application names its lease, the
-    /// lease its application).
-    Clear(&'static str, Vec<&'static str>),
+    /// Clear this reference of this table (breaking a cycle: an application names its
+    /// lease, the lease its application).
+    Clear(&'static str, &'static str),
     Delete(&'static str),
 }
 
@@ -120,7 +120,7 @@ fn deletion_steps() -> Result<Vec<Step>> {
             return Err(Error::internal(anyhow::anyhow!("the collections' references form a cycle of required fields")));
         };
         cleared.push((c.name, field));
-        steps.push(Step::Clear(c.table, vec![field]));
+        steps.push(Step::Clear(c.table, field));
     }
     Ok(steps)
 }
@@ -130,10 +130,7 @@ fn deletion_steps() -> Result<Vec<Step>> {
 /// tenant itself are untouched. Returns the rows deleted.
 pub async fn reset(tx: &mut Tx, tenant: Uuid) -> Result<u64> {
     let d = tx.dialect();
-    let mine = |mut cond: sea_query::Condition| {
-        cond = cond.add(Expr::col(a("tenant_id")).eq(d.uuid(tenant))).add(Expr::col(a("livemode")).eq(false));
-        cond
-    };
+    let mine = |cond: sea_query::Condition| cond.add(Expr::col(a("tenant_id")).eq(d.uuid(tenant))).add(Expr::col(a("livemode")).eq(false));
     let mut deleted = 0;
     let steps = BOOKKEEPING.iter().map(|t| Step::Delete(t)).chain(deletion_steps()?);
     for step in steps {
@@ -141,12 +138,9 @@ pub async fn reset(tx: &mut Tx, tenant: Uuid) -> Result<u64> {
             Step::Delete(table) => {
                 deleted += tx.execute(&Query::delete().from_table(a(table)).cond_where(mine(sea_query::Cond::all())).to_owned()).await?;
             }
-            Step::Clear(table, fields) => {
+            Step::Clear(table, field) => {
                 let mut up = Query::update();
-                up.table(a(table)).cond_where(mine(sea_query::Cond::all()));
-                for f in fields {
-                    up.value(a(f), d.null(crate::domain::registry::Ty::Uuid));
-                }
+                up.table(a(table)).cond_where(mine(sea_query::Cond::all())).value(a(field), d.null(crate::domain::registry::Ty::Uuid));
                 tx.execute(&up).await?;
             }
         }

@@ -10,7 +10,7 @@ use axum::Router;
 use serde_json::json;
 
 use super::resources::{action_body, parse_id};
-use crate::domain::collections::collection;
+use crate::domain::collections::named;
 use crate::error::{Error, Result};
 use crate::http::auth::Credential;
 use crate::http::envelope;
@@ -27,8 +27,7 @@ pub fn router() -> Router<ApiState> {
 }
 
 fn rendered(name: &str, rec: &crate::domain::record::Record) -> Result<serde_json::Value> {
-    let c = collection(name).ok_or_else(|| Error::internal(anyhow::anyhow!("{name} is a collection")))?;
-    Ok(rec.to_json(c, None))
+    Ok(rec.to_json(named(name)?, None))
 }
 
 /// `200` with the webhook and its new `secret` (shown this once).
@@ -90,7 +89,7 @@ async fn replay_event(State(st): State<ApiState>, cred: Credential, idem: Idem, 
     let body = action_body(req).await?;
     let mut w = st.app.ops.begin(&cred.actor).await?;
     let attempts = w.replay_event(id, &body).await?;
-    let c = collection("webhook-deliveries").ok_or_else(|| Error::internal(anyhow::anyhow!("webhook-deliveries is a collection")))?;
+    let c = named("webhook-deliveries")?;
     let data: Vec<_> = attempts.iter().map(|r| r.view(c, None)).collect();
     let bytes = envelope::list_bytes(&data, None, false).map_err(Error::internal)?;
     idem.commit_bytes(w, StatusCode::CREATED, bytes).await
