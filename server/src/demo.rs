@@ -11,8 +11,7 @@ use serde_json::{json, Map, Value as Json};
 use uuid::Uuid;
 
 use crate::domain::collections::named;
-use crate::domain::workflow;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::jobs::{leases, Reach};
 use crate::ops::{Actor, Operations, Work};
 
@@ -33,10 +32,7 @@ async fn make(w: &mut Work, name: &str, body: Json) -> Result<Uuid> {
 }
 
 async fn act(w: &mut Work, name: &str, id: Uuid, action: &str) -> Result<()> {
-    let c = named(name)?;
-    let m = workflow::machine(name).ok_or_else(|| Error::internal(anyhow::anyhow!("{name} have a state machine")))?;
-    let a = m.action(action).ok_or_else(|| Error::internal(anyhow::anyhow!("{name} can {action}")))?;
-    w.act(c, m, a, id, &Map::new()).await?;
+    w.act_named(named(name)?, action, id, &Map::new()).await?;
     Ok(())
 }
 

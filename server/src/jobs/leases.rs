@@ -18,7 +18,6 @@ use crate::domain::collections::named;
 use crate::domain::rent;
 use crate::domain::validate::Changes;
 use crate::domain::value::{money_json, Val};
-use crate::domain::workflow;
 use crate::error::{Error, Result};
 use crate::ops::{Actor, Operations};
 use crate::store::records::{self, ScanLock, Scope};
@@ -70,8 +69,6 @@ pub async fn bill_rent(ops: &Operations, now: DateTime<Utc>, reach: Reach) -> Re
 /// Bills one lease's due periods in one transaction; returns how many.
 async fn bill_lease(ops: &Operations, tenant: Uuid, livemode: bool, id: Uuid, horizon: NaiveDate) -> Result<usize> {
     let (c, charges, invoices) = (named("leases")?, named("charges")?, named("invoices")?);
-    let open = workflow::machine("invoices").and_then(|m| Some((m, m.action("open")?)));
-    let Some((machine, open)) = open else { return Err(Error::internal(anyhow::anyhow!("invoices can open"))) };
     let scope = Scope { tenant, livemode, properties: None };
     let mut w = ops.begin(&Actor::system(tenant, livemode)).await?;
     let lease = records::fetch(w.tx(), &scope, c, id, true).await?;
@@ -118,7 +115,7 @@ async fn bill_lease(ops: &Operations, tenant: Uuid, livemode: bool, id: Uuid, ho
             )
             .await?
             .record;
-        w.act(invoices, machine, open, invoice.id, &Map::new()).await?;
+        w.act_named(invoices, "open", invoice.id, &Map::new()).await?;
     }
     let now = w.now();
     let as_val = |d: Option<NaiveDate>| d.map(Val::Date).unwrap_or(Val::Null);
@@ -132,8 +129,6 @@ async fn bill_lease(ops: &Operations, tenant: Uuid, livemode: bool, id: Uuid, ho
 /// date, through its `end` action; returns how many.
 pub async fn end_leases(ops: &Operations, now: DateTime<Utc>, reach: Reach) -> Result<usize> {
     let c = named("leases")?;
-    let Some(machine) = workflow::machine("leases") else { return Ok(0) };
-    let Some(end) = machine.action("end") else { return Ok(0) };
     let mut ended = 0;
     loop {
         let mut read = ops.store().begin_system(Intent::Read).await?;
@@ -147,7 +142,7 @@ pub async fn end_leases(ops: &Operations, now: DateTime<Utc>, reach: Reach) -> R
         }
         for (tenant, lease) in &batch {
             let mut w = ops.begin(&Actor::system(*tenant, lease.livemode)).await?;
-            match w.act(c, machine, end, lease.id, &Map::new()).await {
+            match w.act_named(c, "end", lease.id, &Map::new()).await {
                 Ok(_) => {
                     w.commit().await?;
                     ended += 1;

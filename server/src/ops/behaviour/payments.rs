@@ -18,7 +18,7 @@ use crate::domain::record::Record;
 use crate::domain::registry::Collection;
 use crate::domain::validate::Changes;
 use crate::domain::value::Val;
-use crate::domain::workflow::{self, Action};
+use crate::domain::workflow::Action;
 use crate::error::{Error, Result};
 use crate::ops::{postings, Work};
 use crate::store::records;
@@ -70,19 +70,17 @@ impl Behaviour for Payments {
 
     async fn settle(&self, w: &mut Work, c: &'static Collection, rec: &Record) -> Result<Option<Record>> {
         let Some(scenario) = rec.get("scenario").as_str().map(str::to_owned) else { return Ok(None) };
-        let machine = workflow::machine(c.name).ok_or_else(|| Error::internal(anyhow::anyhow!("payments have a state machine")))?;
-        let action = |name: &str| machine.action(name).ok_or_else(|| Error::internal(anyhow::anyhow!("payments can {name}")));
         let none = Map::new();
         let after = match scenario.as_str() {
-            "succeeded" => w.act(c, machine, action("succeed")?, rec.id, &none).await?,
+            "succeeded" => w.act_named(c, "succeed", rec.id, &none).await?,
             "reversed" => {
-                w.act(c, machine, action("succeed")?, rec.id, &none).await?;
-                w.act(c, machine, action("reverse")?, rec.id, &none).await?
+                w.act_named(c, "succeed", rec.id, &none).await?;
+                w.act_named(c, "reverse", rec.id, &none).await?
             }
             _ => {
                 let declined =
                     Map::from_iter([("failure_code".to_string(), json!(DECLINED.0)), ("failure_message".to_string(), json!(DECLINED.1))]);
-                w.act(c, machine, action("fail")?, rec.id, &declined).await?
+                w.act_named(c, "fail", rec.id, &declined).await?
             }
         };
         Ok(Some(after))
