@@ -29,12 +29,20 @@ pub enum Error {
     /// 401 `key_environment_mismatch`.
     #[error("{0}")]
     KeyEnvironmentMismatch(String),
+    /// 401 `token_expired`: a short-lived credential (a flow token) that is known but past
+    /// its time; the one who holds it should ask for a new one.
+    #[error("{0}")]
+    TokenExpired(String),
     /// 403 `insufficient_scope`: carries the scope the operation needs.
     #[error("{message}")]
     InsufficientScope { scope: String, message: String },
     /// 403 `property_forbidden`.
     #[error("{0}")]
     PropertyForbidden(String),
+    /// 403 `origin_forbidden`: a browser request from a page that may not make it (the
+    /// flow API answers only its own flow pages).
+    #[error("{0}")]
+    OriginForbidden(String),
     /// 404 `not_found`.
     #[error("{message}")]
     NotFound { message: String, param: Option<String> },

@@ -69,7 +69,8 @@ impl Application {
         let outbound = crate::outbound::Client::new(guard.clone())?;
         let ops = Operations::new(store.clone(), clock, key).with_guard(guard);
         let console: Arc<dyn Console> = crate::console::ConsoleService::shared(ops.clone());
-        let state = Arc::new(AppState { store, ops, cursors, settings, outbound });
+        let embed = http::embed::Assets::load(&args.site_root);
+        let state = Arc::new(AppState { store, ops, cursors, settings, outbound, embed });
         // The client layer (`http::client`) reads the trusted proxies from the request.
         let trusted = axum::Extension(http::client::TrustedProxies::new(&state.settings.trusted_proxies));
         let rate_limits = http::rate_limit::RateLimits::new(args.rate_limit_live, args.rate_limit_test);

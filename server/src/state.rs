@@ -15,6 +15,8 @@ pub struct AppState {
     pub settings: Settings,
     /// The SSRF-guarded HTTP client webhook deliveries go through.
     pub outbound: crate::outbound::Client,
+    /// The embed loader and the flows' bundle, served from memory (`http::embed`).
+    pub embed: Arc<crate::http::embed::Assets>,
 }
 
 /// The state of one listener: production (`livemode`) or sandbox.

@@ -108,7 +108,8 @@ pub async fn build(app: &TestApp, tenant: Uuid, key: &str) -> World {
     mk!("messages", json!({ "direction": "outbound", "body": "Your viewing is confirmed.", "property_id": w.id("properties") }));
     mk!("reports", json!({ "kind": "rent_roll" }));
     mk!("webhooks", json!({ "url": "https://hooks.example.com/gable", "events": ["*"] }));
-    mk!("flow-tokens", json!({ "flow": "rental-application", "origin": "https://www.example.com", "listing_id": w.id("listings") }));
+    // A payment token: the world's invoice stays open (part-paid); its listing is a draft.
+    mk!("flow-tokens", json!({ "flow": "payment", "origin": "https://www.example.com", "invoice_id": w.id("invoices") }));
 
     // Written by Gable only: insert directly.
     let event = Uuid::now_v7();

@@ -203,8 +203,13 @@ async fn fields_are_typed_and_money_is_exact(app: &TestApp) {
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "building_id");
     // A flow token is shown once, then never again.
-    let ft =
-        app.create(&t.test_key, "flow-tokens", json!({ "flow": "booking", "origin": "https://book.example.com", "unit_id": unit })).await;
+    let ft = app
+        .create(
+            &t.test_key,
+            "flow-tokens",
+            json!({ "flow": "payment", "origin": "https://pay.example.com", "invoice_id": w.id("invoices") }),
+        )
+        .await;
     assert!(ft["token"].as_str().unwrap().starts_with("gft_"));
     assert!(ft["expires_at"].is_string());
     let again = app.call(&t.test_key, "GET", &format!("/v1/flow-tokens/{}", ft["id"].as_str().unwrap()), None).await;

@@ -28,14 +28,32 @@ async fn live_rules_differ_from_the_sandbox(app: &TestApp) {
     let r = sandbox("POST", "/v1/webhooks".into(), webhook("http://hooks.sandbox.example/gable")).await;
     assert_eq!(r.status, 201, "{}", r.text);
 
-    // Flow origins likewise.
-    let r = live("POST", "/v1/flow-tokens".into(), json!({ "flow": "booking", "origin": "http://shop.example.com" })).await;
+    // Flow origins likewise (a booking token needs a unit with a nightly rate).
+    let unit_in = |livemode: bool| async move {
+        let key = if livemode { live_key } else { test_key };
+        let property =
+            json!({ "name": "Shore", "kind": "residential", "address": { "line1": "1 Shore", "city": "Miami", "country": "US" } });
+        let p = app.call_on(livemode, key, "POST", "/v1/properties", Some(property)).await;
+        assert_eq!(p.status, 201, "{}", p.text);
+        let unit = json!({ "property_id": p.body["data"]["id"], "number": "1", "nightly_rate": 120, "currency": "USD" });
+        let u = app.call_on(livemode, key, "POST", "/v1/units", Some(unit)).await;
+        assert_eq!(u.status, 201, "{}", u.text);
+        u.body["data"]["id"].clone()
+    };
+    let live_unit = unit_in(true).await;
+    let r = live("POST", "/v1/flow-tokens".into(), json!({ "flow": "booking", "origin": "http://shop.example.com", "unit_id": live_unit }))
+        .await;
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "origin");
-    let r = live("POST", "/v1/flow-tokens".into(), json!({ "flow": "booking", "origin": "https://shop.example.com" })).await;
+    let r =
+        live("POST", "/v1/flow-tokens".into(), json!({ "flow": "booking", "origin": "https://shop.example.com", "unit_id": live_unit }))
+            .await;
     assert_eq!(r.status, 201, "{}", r.text);
     assert!(r.body["data"]["token"].as_str().unwrap().starts_with("gft_"), "the token is shown once, on create");
-    let r = sandbox("POST", "/v1/flow-tokens".into(), json!({ "flow": "booking", "origin": "http://localhost:3000" })).await;
+    let test_unit = unit_in(false).await;
+    let r =
+        sandbox("POST", "/v1/flow-tokens".into(), json!({ "flow": "booking", "origin": "http://localhost:3000", "unit_id": test_unit }))
+            .await;
     assert_eq!(r.status, 201, "{}", r.text);
 
     // Payments: a scenario is a sandbox rehearsal; live mode records real money.

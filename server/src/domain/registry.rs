@@ -68,6 +68,8 @@ pub enum JsonShape {
     OrderLines,
     /// `[{name, condition?, notes?}]`
     InspectionItems,
+    /// `[{name, relationship?, email?, phone?}]` (an application's references)
+    References,
     /// Any JSON object (event payloads, report parameters and results).
     Object,
 }

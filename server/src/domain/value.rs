@@ -45,6 +45,12 @@ impl Val {
             _ => None,
         }
     }
+    pub fn as_datetime(&self) -> Option<DateTime<Utc>> {
+        match self {
+            Val::DateTime(t) => Some(*t),
+            _ => None,
+        }
+    }
 }
 
 /// RFC 3339 UTC with microseconds: fixed width, so its text order is its time order.
@@ -143,6 +149,19 @@ pub fn money_json(minor: i64, currency: Option<&str>) -> Json {
     let text = money_text(minor, exp);
     // The text is a valid JSON number by construction; serde_json keeps it as written.
     serde_json::from_str::<Number>(&text).map(Json::Number).unwrap_or(Json::Null)
+}
+
+/// `minor` in major units as decimal text with all of the currency's decimals
+/// (`"1450.00"`): what people read (the embeddable flows show amounts as written here).
+pub fn money_fixed(minor: i64, currency: Option<&str>) -> String {
+    let exp = currency.and_then(currency_exponent).unwrap_or(2);
+    let scale = 10_i128.pow(exp);
+    let abs = (minor as i128).abs();
+    let sign = if minor < 0 { "-" } else { "" };
+    match exp {
+        0 => format!("{sign}{abs}"),
+        _ => format!("{sign}{}.{:0width$}", abs / scale, abs % scale, width = exp as usize),
+    }
 }
 
 /// `minor` in major units as decimal text, trailing zeros of the fraction dropped.
@@ -357,6 +376,7 @@ fn shape_check(p: &str, shape: JsonShape, raw: &Json) -> Result<Json> {
         LedgerLines => (&["account", "debit", "credit"], &["account", "debit", "credit"]),
         OrderLines => (&["description", "quantity", "unit_amount"], &["description", "quantity", "unit_amount"]),
         InspectionItems => (&["name"], &["name", "condition", "notes"]),
+        References => (&["name"], &["name", "relationship", "email", "phone"]),
         Object => {
             if !raw.is_object() {
                 return Err(Error::validation(p, "must be an object"));
@@ -421,6 +441,14 @@ fn shape_check(p: &str, shape: JsonShape, raw: &Json) -> Result<Json> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn money_fixed_keeps_every_decimal() {
+        assert_eq!(money_fixed(145000, Some("USD")), "1450.00");
+        assert_eq!(money_fixed(-5, Some("USD")), "-0.05");
+        assert_eq!(money_fixed(1500, Some("JPY")), "1500");
+        assert_eq!(money_fixed(1234, Some("BHD")), "1.234");
+    }
 
     #[test]
     fn money_is_exact_and_refuses_extra_decimals() {

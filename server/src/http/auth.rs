@@ -1,9 +1,12 @@
 //! Credentials, resolved once per request by [`layer`], which puts the [`Credential`] in
 //! the request's extensions; handlers (and the per-credential layers that wrap every
-//! `/v1` route: rate limits, idempotency) read it from there. Today a credential is an
-//! API key (`Authorization: Bearer gbl_…`); OAuth access tokens and flow tokens resolve
-//! here too. A credential acts for one tenant, on its own environment's listener only,
-//! within its scopes and property constraint.
+//! `/v1` route: rate limits, idempotency) read it from there. A credential is an API key
+//! (`Authorization: Bearer gbl_…`) or a flow token (`gft_…`, the embeddable flows'); OAuth
+//! access tokens resolve here too. A credential acts for one tenant, on its own
+//! environment's listener only, within its scopes and property constraint.
+//!
+//! A flow token holds no collection scope: on the generic API it is refused like a key
+//! without the scope (403), and only the flow API (`api::flow`) reads its grant.
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
@@ -11,8 +14,10 @@ use axum::http::HeaderMap;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
+use std::sync::Arc;
 use uuid::Uuid;
 
+use crate::domain::flows::{self, Grant};
 use crate::error::Error;
 use crate::ops::Actor;
 use crate::state::ApiState;
@@ -22,6 +27,7 @@ use crate::store::records::Scope;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     ApiKey,
+    FlowToken,
 }
 
 /// The request's resolved credential.
@@ -32,6 +38,8 @@ pub struct Credential {
     pub id: Uuid,
     /// Whom it acts as: tenant, environment, property constraint and scopes.
     pub actor: Actor,
+    /// A flow token's grant: its flow, subject and origin.
+    pub flow: Option<Arc<Grant>>,
 }
 
 /// Resolves the credential of every request it wraps; refuses the request (401) when
@@ -60,6 +68,9 @@ fn bearer(headers: &HeaderMap) -> Result<&str, Error> {
 
 async fn resolve(st: &ApiState, headers: &HeaderMap) -> Result<Credential, Error> {
     let secret = bearer(headers)?;
+    if secret.starts_with(flows::TOKEN_PREFIX) && secret.len() <= 200 {
+        return resolve_flow_token(st, secret).await;
+    }
     if secret.len() > 200 || !secret.starts_with("gbl_") {
         return Err(Error::Unauthenticated("the API key is not valid".into()));
     }
@@ -83,6 +94,37 @@ async fn resolve(st: &ApiState, headers: &HeaderMap) -> Result<Credential, Error
             scope: Scope { tenant: key.tenant_id, livemode: key.livemode, properties: key.property_ids },
             grants: key.scopes.into(),
         },
+        flow: None,
+    })
+}
+
+/// A flow token: known, of this listener's environment, and not expired (in its
+/// environment's time: the sandbox's clock expires sandbox tokens).
+async fn resolve_flow_token(st: &ApiState, secret: &str) -> Result<Credential, Error> {
+    let found = st
+        .app
+        .store
+        .find_flow_token(secret, st.app.ops.clock().now())
+        .await?
+        .ok_or_else(|| Error::Unauthenticated("the flow token is not valid; ask the page for a new one".into()))?;
+    let token = &found.record;
+    if token.livemode != st.livemode {
+        let (env, here) = if token.livemode { ("live", "the sandbox") } else { ("sandbox", "production") };
+        return Err(Error::KeyEnvironmentMismatch(format!("this is a {env} flow token and this is {here}'s address")));
+    }
+    let grant = Grant::of(token).ok_or_else(|| Error::internal(anyhow::anyhow!("flow token {} is incomplete", token.id)))?;
+    if found.now >= grant.expires_at {
+        return Err(Error::TokenExpired("the flow token has expired; reload the page to start again".into()));
+    }
+    Ok(Credential {
+        kind: Kind::FlowToken,
+        id: token.id,
+        actor: Actor {
+            scope: Scope { tenant: found.tenant, livemode: token.livemode, properties: Some(grant.property_id.into_iter().collect()) },
+            // No collection scope: the flow API acts on the grant, never on these.
+            grants: Arc::from(Vec::<String>::new()),
+        },
+        flow: Some(Arc::new(grant)),
     })
 }
 

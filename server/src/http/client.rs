@@ -49,6 +49,20 @@ pub async fn layer(mut req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
+/// Whether a browser says the request comes from a page of another origin: its `Origin`
+/// names another host than the one asked, or (without `Origin`) its `Sec-Fetch-Site` is
+/// not same-origin. A request with neither header is not one a page could drive.
+pub fn cross_site(headers: &HeaderMap) -> bool {
+    let host = headers.get(axum::http::header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let origin_host =
+        headers.get(axum::http::header::ORIGIN).and_then(|v| v.to_str().ok()).map(|o| o.split_once("://").map_or(o, |(_, rest)| rest));
+    match (origin_host, headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())) {
+        (Some(o), _) => o != host,
+        (None, Some(site)) => !matches!(site, "same-origin" | "none"),
+        (None, None) => false,
+    }
+}
+
 /// The client of a request from `peer` with these headers.
 pub fn resolve(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &TrustedProxies) -> ClientInfo {
     // An IPv4 peer on a dual-stack listener arrives as ::ffff:a.b.c.d.

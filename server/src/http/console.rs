@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::extract::Request;
-use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -40,19 +40,7 @@ async fn same_origin_writes(req: Request, next: Next) -> Response {
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
         return next.run(req).await;
     }
-    let host = req.headers().get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
-    let origin_host = req
-        .headers()
-        .get(header::ORIGIN)
-        .and_then(|v| v.to_str().ok())
-        .map(|o| o.split_once("://").map_or(o, |(_, rest)| rest).to_string());
-    let fetch_site = req.headers().get("sec-fetch-site").and_then(|v| v.to_str().ok());
-    let cross_site = match (&origin_host, fetch_site) {
-        (Some(o), _) => o != host,
-        (None, Some(site)) => !matches!(site, "same-origin" | "none"),
-        // Neither header: not a browser form post from another site.
-        (None, None) => false,
-    };
+    let cross_site = crate::http::client::cross_site(req.headers());
     if cross_site {
         tracing::warn!("refused a cross-site console request");
         return (StatusCode::FORBIDDEN, "Cross-site requests are refused. Open the console directly and try again.").into_response();

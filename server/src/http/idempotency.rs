@@ -48,7 +48,7 @@ pub const REPLAYED: &str = "idempotent-replayed";
 /// died mid-request leaves its reservation behind).
 const LEASE: Duration = Duration::seconds(60);
 /// The operations that require a key.
-const REQUIRED: &[&str] = &["/v1/payments"];
+const REQUIRED: &[&str] = &["/v1/payments", "/v1/flow/payments"];
 
 /// The key a request runs under, for its handler (`Idem::commit`).
 #[derive(Clone)]

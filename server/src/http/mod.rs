@@ -11,6 +11,7 @@ pub mod auth;
 pub mod body;
 pub mod client;
 pub mod console;
+pub mod embed;
 pub mod envelope;
 pub mod error;
 pub mod idempotency;
@@ -37,6 +38,7 @@ use crate::state::ApiState;
 /// The router of one listener. Production also hosts the console; the sandbox serves the API.
 pub fn router(state: ApiState, console: Option<(LeptosOptions, Arc<dyn Console>, ConsoleConfig)>) -> Router {
     let api = api::router(&state)
+        .merge(embed::router())
         .route("/v1", axum::routing::any(api_not_found))
         .route("/v1/{resource}/{id}/{action}/{*rest}", axum::routing::any(api_not_found))
         .method_not_allowed_fallback(api::resources::method_not_allowed)

@@ -16,6 +16,7 @@
 //! `behaviour`; the rules themselves are plain Rust in `crate::domain`.
 
 mod behaviour;
+pub mod flows;
 pub mod outbox;
 mod postings;
 

@@ -7,6 +7,7 @@
 
 pub mod console;
 pub mod deliveries;
+pub mod flow_tokens;
 pub mod idempotency;
 pub mod keys;
 pub mod ledger;

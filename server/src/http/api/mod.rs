@@ -3,6 +3,7 @@
 //! per-credential layers wrap every authenticated route in one place (innermost last:
 //! credential, then the others, then idempotency right around the handlers).
 
+pub mod flow;
 pub mod openapi;
 pub mod resources;
 pub mod sandbox;
@@ -21,6 +22,7 @@ pub fn router(state: &ApiState) -> Router<ApiState> {
         .route("/v1/{resource}/{id}/{action}", post(resources::action))
         .merge(webhooks::router())
         .merge(sandbox::router())
+        .merge(flow::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), idempotency::layer))
         .route_layer(middleware::from_fn_with_state(state.clone(), crate::http::rate_limit::layer))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::layer));

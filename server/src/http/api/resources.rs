@@ -158,7 +158,8 @@ pub async fn action(
 pub async fn method_not_allowed(uri: Uri) -> Error {
     let segments: Vec<&str> = uri.path().trim_matches('/').split('/').collect();
     let allow = match segments.as_slice() {
-        ["v1", "openapi.json"] => vec!["GET", "HEAD"],
+        ["v1", "openapi.json"] | ["v1", "flow"] => vec!["GET", "HEAD"],
+        ["v1", "flow", _] => vec!["POST"],
         ["v1", resource] => match resolve(resource) {
             Ok(c) => c.methods(false),
             Err(e) => return e,

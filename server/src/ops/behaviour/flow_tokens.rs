@@ -1,5 +1,6 @@
 //! Flow tokens for the embeddable flows (DESIGN.md §8): random, shown once by the create
-//! response, kept only as a hash, expiring after 30 minutes.
+//! response, kept only as a hash, expiring after 30 minutes, and bound to one flow and
+//! the one subject that flow serves (`domain::flows`).
 
 use async_trait::async_trait;
 use chrono::Duration;
@@ -7,22 +8,27 @@ use rand::distributions::Alphanumeric;
 use rand::rngs::OsRng;
 use rand::Rng;
 
-use super::{Behaviour, NewRecord};
+use super::{col, new_value, referenced, Behaviour, NewRecord};
+use crate::domain::flows::{Flow, LIFETIME_MINUTES};
 use crate::domain::registry::Collection;
 use crate::domain::value::Val;
 use crate::error::{Error, Result};
 use crate::ops::Work;
 
-/// The longest a flow token lives.
-pub const LIFETIME_MINUTES: i64 = 30;
-
 pub(super) struct FlowTokens;
 
 #[async_trait]
 impl Behaviour for FlowTokens {
+    fn create_answers(&self) -> &'static [u16] {
+        // A subject in a state its flow cannot serve (an unpublished listing, a paid invoice).
+        &[409]
+    }
+
     async fn before_create(&self, w: &mut Work, c: &'static Collection, new: &mut NewRecord) -> Result<()> {
+        let flow = new_value(new, "flow").as_str().and_then(Flow::parse).ok_or_else(|| Error::validation("flow", "is required"))?;
+        check_subject(w, flow, new).await?;
         let body: String = OsRng.sample_iter(&Alphanumeric).take(43).map(char::from).collect();
-        let token = format!("gft_{body}");
+        let token = format!("{}{body}", crate::domain::flows::TOKEN_PREFIX);
         new.changes.values.insert("expires_at", Val::DateTime(w.now + Duration::minutes(LIFETIME_MINUTES)));
         // The description declares where the hash goes (and that responses show the token once).
         let secret = c.secret.ok_or_else(|| Error::internal(anyhow::anyhow!("flow-tokens declares no secret")))?;
@@ -30,4 +36,51 @@ impl Behaviour for FlowTokens {
         new.secret = Some(token);
         Ok(())
     }
+}
+
+/// Exactly the subject the flow serves, in a state it can serve.
+async fn check_subject(w: &mut Work, flow: Flow, new: &NewRecord) -> Result<()> {
+    let allowed = flow.subjects();
+    for field in crate::domain::flows::SUBJECT_FIELDS {
+        if !allowed.contains(field) && !new_value(new, field).is_null() {
+            return Err(Error::validation(
+                *field,
+                format!("is not a subject of the `{}` flow, which takes {}", flow.name(), words(allowed)),
+            ));
+        }
+    }
+    let given: Vec<&str> = allowed.iter().copied().filter(|f| !new_value(new, f).is_null()).collect();
+    let field = match given.as_slice() {
+        [one] => *one,
+        [] => return Err(Error::validation(allowed[0], format!("is required: the `{}` flow needs {}", flow.name(), words(allowed)))),
+        _ => return Err(Error::validation(given[1], format!("give one of {}, not both", words(allowed)))),
+    };
+    let id = new_value(new, field).as_uuid().ok_or_else(|| Error::validation(field, "must be an id"))?;
+    let target = col(match field {
+        "listing_id" => "listings",
+        "unit_id" => "units",
+        "invoice_id" => "invoices",
+        _ => "leases",
+    });
+    let rec = referenced(w, field, target, id).await?;
+    let refuse = |why: String| Err(Error::Conflict(format!("{field}: {why}")));
+    match flow {
+        Flow::RentalApplication | Flow::Booking if field == "listing_id" && rec.status() != "published" => {
+            refuse(format!("the listing is {}; only a published listing takes applications and bookings", rec.status()))
+        }
+        Flow::Booking if rec.get("nightly_rate").is_null() => {
+            refuse(format!("the {} has no `nightly_rate`; set one to take bookings", target.object))
+        }
+        Flow::Payment if rec.status() != "open" => refuse(format!("the invoice is {}; only an open invoice can be paid", rec.status())),
+        Flow::TenantPortal if !crate::domain::flows::PORTAL_LEASE_STATES.contains(&rec.status()) => refuse(format!(
+            "the lease is {}; the portal serves a lease that is {}",
+            rec.status(),
+            crate::domain::flows::PORTAL_LEASE_STATES.join(", ")
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn words(fields: &[&str]) -> String {
+    fields.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(" or ")
 }

@@ -20,7 +20,14 @@ pub(super) fn register(mut b: ComponentsBuilder) -> ComponentsBuilder {
         .schema("Deleted", deleted_schema())
         .schema("DeletedEnvelope", envelope(ObjectBuilder::new().schema_type(Type::String), schema_ref("Deleted"), None))
         .schema("Metadata", metadata_schema());
-    for shape in [JsonShape::Address, JsonShape::People, JsonShape::LedgerLines, JsonShape::OrderLines, JsonShape::InspectionItems] {
+    for shape in [
+        JsonShape::Address,
+        JsonShape::People,
+        JsonShape::LedgerLines,
+        JsonShape::OrderLines,
+        JsonShape::InspectionItems,
+        JsonShape::References,
+    ] {
         let (name, schema) = shape_item_schema(shape);
         b = b.schema(name, schema);
     }
@@ -444,6 +451,16 @@ fn shape_item_schema(shape: JsonShape) -> (&'static str, ObjectBuilder) {
                 .property("name", text())
                 .property("condition", text())
                 .property("notes", text())
+                .required("name"),
+        ),
+        JsonShape::References => (
+            "Reference",
+            closed()
+                .description(Some("Someone who can vouch for an applicant."))
+                .property("name", text())
+                .property("relationship", text().description(Some("e.g. `landlord`, `employer`.")))
+                .property("email", text())
+                .property("phone", text())
                 .required("name"),
         ),
         JsonShape::Object => ("JsonObject", ObjectBuilder::new().schema_type(Type::Object)),

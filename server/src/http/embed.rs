@@ -1,0 +1,195 @@
+//! What a website embeds (`docs/embed.md`): the loader `GET /embed.js`, each flow's page
+//! `GET /embed/{flow}` (framable only by its token's origin), and the flows' WebAssembly
+//! bundle `GET /embed/assets/{version}/{file}`, on both listeners.
+//!
+//! The bundle is built by `embed/build.sh` into `{site root}/embed/` and read into memory
+//! at start-up; its version is a hash of its files, so its URLs can be cached forever.
+//! The loader is compiled into the binary: a page can always load it.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path as FsPath;
+use std::sync::Arc;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use sha2::{Digest, Sha256};
+
+use crate::domain::flows::{self, Flow};
+use crate::state::ApiState;
+
+/// The loader, as served (plain JavaScript, no build step).
+const LOADER: &str = include_str!("../../../embed/loader/embed.js");
+
+/// The files of the flows' bundle, by the name `embed/build.sh` gives them.
+const BUNDLE: &[(&str, &str)] = &[
+    ("boot.js", "text/javascript; charset=utf-8"),
+    ("gable_embed.js", "text/javascript; charset=utf-8"),
+    ("gable_embed_bg.wasm", "application/wasm"),
+    ("embed.css", "text/css; charset=utf-8"),
+];
+
+/// One file served from memory, with its gzipped form.
+struct Asset {
+    content_type: &'static str,
+    body: Vec<u8>,
+    gzip: Vec<u8>,
+    etag: String,
+}
+
+impl Asset {
+    fn new(content_type: &'static str, body: Vec<u8>) -> Asset {
+        let etag = format!("\"{}\"", &hex::encode(Sha256::digest(&body))[..16]);
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let gzip = enc.write_all(&body).and_then(|_| enc.finish()).unwrap_or_default();
+        Asset { content_type, body, gzip, etag }
+    }
+
+    /// The file, gzipped when the client takes it, 304 when it has it already.
+    fn respond(&self, req: &HeaderMap, cache: &'static str) -> Response {
+        let mut h = HeaderMap::new();
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+        h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+        h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+        // Pages that isolate themselves (COEP) may still load the loader.
+        h.insert("cross-origin-resource-policy", HeaderValue::from_static("cross-origin"));
+        if let Ok(v) = HeaderValue::from_str(&self.etag) {
+            h.insert(header::ETAG, v);
+        }
+        let matches = req
+            .get(header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.split(',').map(|t| t.trim().trim_start_matches("W/")).any(|t| t == self.etag || t == "*"));
+        if matches {
+            return (StatusCode::NOT_MODIFIED, h).into_response();
+        }
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static(self.content_type));
+        let gzip_ok = !self.gzip.is_empty()
+            && req
+                .get(header::ACCEPT_ENCODING)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
+        if gzip_ok {
+            h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+            (h, self.gzip.clone()).into_response()
+        } else {
+            (h, self.body.clone()).into_response()
+        }
+    }
+}
+
+/// The loader and the flows' bundle, read once at start-up.
+pub struct Assets {
+    loader: Asset,
+    bundle: HashMap<&'static str, Asset>,
+    /// A hash of the bundle's files: the path segment that versions its URLs.
+    version: String,
+}
+
+impl Assets {
+    /// Reads the bundle from `{site_root}/embed/`. Without it Gable still serves the
+    /// loader and the pages, whose flows then cannot start; the log says how to build it.
+    pub fn load(site_root: &str) -> Arc<Assets> {
+        let dir = FsPath::new(site_root).join("embed");
+        let mut bundle = HashMap::new();
+        let mut all = Sha256::new();
+        for (name, content_type) in BUNDLE {
+            match std::fs::read(dir.join(name)) {
+                Ok(body) => {
+                    all.update(name.as_bytes());
+                    all.update(&body);
+                    bundle.insert(*name, Asset::new(content_type, body));
+                }
+                Err(e) => {
+                    tracing::warn!(file = %dir.join(name).display(), error = %e, "the embeddable flows' bundle is incomplete; build it with `bash embed/build.sh` (make run does)");
+                    bundle.clear();
+                    break;
+                }
+            }
+        }
+        let version = if bundle.is_empty() { "unbuilt".to_string() } else { hex::encode(all.finalize())[..16].to_string() };
+        Arc::new(Assets { loader: Asset::new("text/javascript; charset=utf-8", LOADER.as_bytes().to_vec()), bundle, version })
+    }
+}
+
+pub fn router() -> Router<ApiState> {
+    Router::new().route("/embed.js", get(loader)).route("/embed/{flow}", get(page)).route("/embed/assets/{version}/{file}", get(asset))
+}
+
+async fn loader(State(st): State<ApiState>, headers: HeaderMap) -> Response {
+    // Short-lived but revalidated by ETag: pages keep `<script src=".../embed.js">`
+    // unversioned, so a fixed loader must reach them within minutes.
+    st.app.embed.loader.respond(&headers, "public, max-age=300, stale-while-revalidate=86400")
+}
+
+async fn asset(State(st): State<ApiState>, Path((version, file)): Path<(String, String)>, headers: HeaderMap) -> Response {
+    match st.app.embed.bundle.get(file.as_str()).filter(|_| version == st.app.embed.version) {
+        Some(a) => a.respond(&headers, "public, max-age=31536000, immutable"),
+        None => (StatusCode::NOT_FOUND, [(header::CACHE_CONTROL, "no-store")], "no such file").into_response(),
+    }
+}
+
+/// The page of one flow: a static shell that starts the WebAssembly, which reads the
+/// token from the page's address and the rest from the `<meta>` tags.
+async fn page(State(st): State<ApiState>, Path(flow): Path<String>, RawQuery(raw): RawQuery) -> Response {
+    let Some(flow) = Flow::parse(&flow) else {
+        return (StatusCode::NOT_FOUND, [(header::CACHE_CONTROL, "no-store")], "there is no such flow").into_response();
+    };
+    let q: HashMap<String, String> = raw.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default();
+    // The page may be framed by the token's origin; with a token Gable does not know,
+    // by the origin the loader says it is on, to show the error there (and nothing else).
+    let token_origin = match q.get("token").filter(|t| t.starts_with(flows::TOKEN_PREFIX) && t.len() <= 200) {
+        Some(t) => match st.app.store.find_flow_token(t, st.app.ops.clock().now()).await {
+            Ok(found) => found.and_then(|f| f.record.get("origin").as_str().map(str::to_string)),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not look a flow token up for its page");
+                None
+            }
+        },
+        None => None,
+    };
+    let claimed = q.get("origin").filter(|o| flows::is_origin(o)).cloned();
+    let parent = token_origin.or(claimed);
+    let frame: String = q
+        .get("frame")
+        .map(|f| f.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(64).collect())
+        .unwrap_or_default();
+    let ancestors = parent.clone().unwrap_or_else(|| "'none'".into());
+    let csp = format!(
+        "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
+         base-uri 'none'; form-action 'none'; frame-ancestors {ancestors}"
+    );
+    let v = &st.app.embed.version;
+    let html = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title}</title>\
+         <meta name=\"gable:flow\" content=\"{flow}\">\
+         <meta name=\"gable:parent-origin\" content=\"{parent}\">\
+         <meta name=\"gable:frame\" content=\"{frame}\">\
+         <link rel=\"stylesheet\" href=\"/embed/assets/{v}/embed.css\">\
+         <script type=\"module\" src=\"/embed/assets/{v}/boot.js\"></script>\
+         </head><body><main id=\"gable-flow\"><p class=\"gable-loading\" role=\"status\">Loading…</p></main></body></html>\n",
+        title = flow.title(),
+        flow = flow.name(),
+        parent = html_attr(parent.as_deref().unwrap_or("")),
+    );
+    let mut h = HeaderMap::new();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    match HeaderValue::from_str(&csp) {
+        Ok(v) => h.insert(header::CONTENT_SECURITY_POLICY, v),
+        Err(_) => h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'")),
+    };
+    (StatusCode::OK, h, html).into_response()
+}
+
+/// An attribute value, escaped (an origin has no such characters; the escape is a wall).
+fn html_attr(s: &str) -> String {
+    s.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;")
+}
