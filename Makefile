@@ -26,7 +26,7 @@ help:
 	@echo "make bench-writes     bench/writes: the write path (test payments created succeeded, then reversed)"
 	@echo "make bench-webhooks   bench/webhooks: webhook deliveries/s after an outage, commit-to-receipt latency"
 	@echo "make bench-payments   BENCH_MODE=payments bench/writes: idempotent test payments per second"
-	@echo "make build / release  cargo leptos build (debug / --release)"
+	@echo "make build / release  cargo leptos build (debug / --release) and the embeddable flows (embed/build.sh)"
 	@echo "make install-tools    .ci/install-tools (full)"
 	@echo "make lint-scripts     bash -n + shellcheck on the .ci scripts"
 
@@ -42,11 +42,13 @@ build: install-runtime-tools
 	cd "$(ROOT)"
 	source .ci/env
 	cargo leptos build
+	bash embed/build.sh
 
 release: install-runtime-tools
 	cd "$(ROOT)"
 	source .ci/env
 	cargo leptos build --release
+	bash embed/build.sh
 
 run: release
 	cd "$(ROOT)"
