@@ -5,6 +5,7 @@ pub mod collections;
 pub mod cursor;
 pub mod events;
 pub mod flows;
+pub mod oauth;
 pub mod ledger;
 pub mod list;
 pub mod record;
