@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Gable's browser tests: builds the site and the server once (cargo leptos build, debug),
-# then for each backend (SQLite, PostgreSQL) starts `gable serve` on free ports with a fresh
-# store and runs `node --test tests/browser/` against it in Debian's Chromium. The server may
-# deliver webhooks to 127.0.0.0/8 (`--webhook-allow-cidrs`): the webhooks test's receiver
-# listens there.
+# Gable's browser tests: builds the site and the server once (cargo leptos build, debug) and
+# the embeddable flows' bundle (embed/build.sh), then for each backend (SQLite, PostgreSQL)
+# starts `gable serve` on free ports with a fresh store and runs `node --test` on the test
+# files (tests/browser/*.test.mjs) against it in Debian's Chromium. The server may deliver
+# webhooks to 127.0.0.0/8 (`--webhook-allow-cidrs`): the webhooks test's receiver listens there.
 #
 #   bash tests/browser/run.sh
 #
@@ -12,11 +12,13 @@
 #                             (default postgres://postgres@127.0.0.1:5432/postgres)
 #   GABLE_REQUIRE_POSTGRES=1  fail (not skip) the PostgreSQL run when PostgreSQL is unreachable
 #   GABLE_BROWSER_BACKENDS    backends to run (default "sqlite postgres")
-#   GABLE_BROWSER_SKIP_BUILD=1  use the existing target/site and target/debug/gable
+#   GABLE_BROWSER_SKIP_BUILD=1  use the existing target/site (embed/ included) and target/debug/gable
+#   GABLE_BROWSER_FILES       test files to run, separated by spaces: paths, or names such as
+#                             "embed" for tests/browser/embed.test.mjs (default: all *.test.mjs)
 #
 # Artifacts (tests/artifacts/, git-ignored):
 #   screenshots/<backend>/*.png, screenshots/<backend>/phone/*.png, screenshots/<backend>/webhooks/*.png,
-#   screenshots/<backend>/sandbox/*.png
+#   screenshots/<backend>/sandbox/*.png, screenshots/<backend>/embed/*.png
 #   logs/<backend>-server.log (the server's log, GABLE_LOG=debug), logs/<backend>-stdout.log
 set -euo pipefail
 
@@ -67,13 +69,39 @@ if [ "${GABLE_BROWSER_SKIP_BUILD:-0}" = 1 ]; then
 else
     say "cargo leptos build (debug: server + WASM frontend)"
     cargo leptos build
+    say "embed/build.sh (the embeddable flows' WASM bundle)"
+    bash embed/build.sh
 fi
-for f in target/debug/gable target/site/pkg/gable.js target/site/pkg/gable.wasm; do
+for f in target/debug/gable target/site/pkg/gable.js target/site/pkg/gable.wasm \
+         target/site/embed/boot.js target/site/embed/gable_embed.js target/site/embed/gable_embed_bg.wasm target/site/embed/embed.css; do
     [ -e "$f" ] || { echo "browser tests: $f is missing after the build" >&2; exit 1; }
 done
 [ -x "${GABLE_CHROMIUM:-/usr/bin/chromium}" ] || { echo "browser tests: no Chromium at ${GABLE_CHROMIUM:-/usr/bin/chromium} (.ci/install-tools installs it)" >&2; exit 1; }
 node -e "require('playwright-core')" 2>/dev/null \
     || { echo "browser tests: playwright-core not found on NODE_PATH=$NODE_PATH (.ci/install-tools installs it)" >&2; exit 1; }
+
+# The test files: GABLE_BROWSER_FILES (paths or names), or every *.test.mjs.
+TEST_FILES=()
+if [ -n "${GABLE_BROWSER_FILES:-}" ]; then
+    for want in $GABLE_BROWSER_FILES; do
+        found=""
+        for candidate in "$want" "tests/browser/$want" "tests/browser/$want.test.mjs"; do
+            if [ -f "$candidate" ]; then found="$candidate"; break; fi
+        done
+        [ -n "$found" ] || { echo "browser tests: GABLE_BROWSER_FILES names $want, which is no test file (tests/browser/*.test.mjs)" >&2; exit 1; }
+        TEST_FILES+=("$found")
+    done
+else
+    TEST_FILES=(tests/browser/*.test.mjs)
+fi
+for f in "${TEST_FILES[@]}"; do
+    case "$f" in
+        *embed.test.mjs)
+            node -e "require('axe-core')" 2>/dev/null \
+                || { echo "browser tests: axe-core not found on NODE_PATH=$NODE_PATH (.ci/install-tools installs it)" >&2; exit 1; }
+            ;;
+    esac
+done
 BUILD_SECS=$(( $(date +%s) - START ))
 
 # Pin the binary just built: a `cargo build` elsewhere in the workspace replaces
@@ -136,7 +164,7 @@ run_backend() {
     GABLE_BACKEND="$backend" \
     GABLE_SERVER_LOG="$ROOT/$log" \
     GABLE_SCREENSHOTS="$shots" \
-        node --test --test-reporter=spec tests/browser/ || rc=$?
+        node --test --test-reporter=spec "${TEST_FILES[@]}" || rc=$?
 
     kill "$SERVER_PID" 2>/dev/null || true
     wait "$SERVER_PID" 2>/dev/null || true
@@ -192,4 +220,4 @@ if [ "${#failed[@]}" -gt 0 ]; then
     echo "browser tests: FAILED: ${failed[*]}"
     exit 1
 fi
-echo "browser tests: passed (${BACKENDS})"
+echo "browser tests: passed (${BACKENDS}; ${TEST_FILES[*]})"
