@@ -41,6 +41,12 @@ enum Command {
         #[command(subcommand)]
         command: KeyCommand,
     },
+    /// Manages OAuth apps (third-party clients; docs/oauth.md).
+    #[command(name = "oauth-client")]
+    OauthClient {
+        #[command(subcommand)]
+        command: OauthClientCommand,
+    },
     /// Fills a tenant's environment with a realistic generated portfolio.
     Seed {
         #[arg(long)]
@@ -113,6 +119,28 @@ enum KeyCommand {
         tenant: Uuid,
         #[arg(long)]
         id: Uuid,
+    },
+}
+
+#[derive(Subcommand)]
+enum OauthClientCommand {
+    /// Registers an app for a tenant and prints it as JSON, with `client_id` and, for a
+    /// confidential client, `client_secret` (shown this once).
+    Create {
+        /// The tenant registering the app (users of any tenant may authorize it).
+        #[arg(long)]
+        tenant: Uuid,
+        #[arg(long)]
+        name: String,
+        /// A redirect URI (https, or http on a loopback host); repeat for more, up to 10.
+        #[arg(long = "redirect-uri", required = true)]
+        redirect_uris: Vec<String>,
+        /// A public client (a native or single-page app): no secret, PKCE alone.
+        #[arg(long)]
+        public: bool,
+        /// The environment its tokens act in.
+        #[arg(long, value_enum, default_value = "live")]
+        env: Env,
     },
 }
 
@@ -214,6 +242,18 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             anyhow::ensure!(store.revoke_key(tenant, id).await?, "no active key {id} in tenant {tenant}");
             eprintln!("revoked");
             Ok(())
+        }
+        Command::OauthClient { command: OauthClientCommand::Create { tenant, name, redirect_uris, public, env } } => {
+            let store = open(&store_args).await?;
+            anyhow::ensure!(store.tenant_exists(tenant).await?, "no tenant {tenant}");
+            let (client, secret) =
+                crate::oauth::register_client(&store, tenant, &name, &redirect_uris, public, env.livemode(), chrono::Utc::now()).await?;
+            let mut out = crate::oauth::client_json(&client);
+            if let Some(secret) = secret {
+                out["client_secret"] = serde_json::json!(secret);
+                eprintln!("The client secret is shown this once; Gable keeps only its SHA-256.");
+            }
+            print_json(&out)
         }
         Command::Seed { tenant, env, size, random_seed } => {
             let store = open(&store_args).await?;

@@ -15,6 +15,7 @@ pub mod domain;
 pub mod error;
 pub mod http;
 pub mod jobs;
+pub mod oauth;
 pub mod ops;
 pub mod outbound;
 pub mod seed;

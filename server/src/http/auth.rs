@@ -28,6 +28,8 @@ use crate::store::records::Scope;
 pub enum Kind {
     ApiKey,
     FlowToken,
+    /// An OAuth access token (`gat_…`): a third-party app acting for a user.
+    OAuth,
 }
 
 /// The request's resolved credential.
@@ -71,6 +73,9 @@ async fn resolve(st: &ApiState, headers: &HeaderMap) -> Result<Credential, Error
     if secret.starts_with(flows::TOKEN_PREFIX) && secret.len() <= 200 {
         return resolve_flow_token(st, secret).await;
     }
+    if secret.starts_with(crate::domain::oauth::ACCESS_PREFIX) && secret.len() <= 200 {
+        return resolve_access_token(st, secret).await;
+    }
     if secret.len() > 200 || !secret.starts_with("gbl_") {
         return Err(Error::Unauthenticated("the API key is not valid".into()));
     }
@@ -94,6 +99,24 @@ async fn resolve(st: &ApiState, headers: &HeaderMap) -> Result<Credential, Error
             scope: Scope { tenant: key.tenant_id, livemode: key.livemode, properties: key.property_ids },
             grants: key.scopes.into(),
         },
+        flow: None,
+    })
+}
+
+/// An OAuth access token: known, unexpired, its authorization standing and its user
+/// active; it acts in the user's tenant, in its app's environment, with the granted scopes.
+async fn resolve_access_token(st: &ApiState, secret: &str) -> Result<Credential, Error> {
+    let access = crate::oauth::access(&st.app.store, secret, st.app.ops.clock().now())
+        .await?
+        .ok_or_else(|| Error::Unauthenticated("the access token is not valid, has expired or was revoked".into()))?;
+    if access.livemode != st.livemode {
+        let (env, here) = if access.livemode { ("live", "the sandbox") } else { ("sandbox", "production") };
+        return Err(Error::KeyEnvironmentMismatch(format!("this access token is of a {env} app and this is {here}'s address")));
+    }
+    Ok(Credential {
+        kind: Kind::OAuth,
+        id: access.grant,
+        actor: Actor { scope: Scope { tenant: access.tenant, livemode: access.livemode, properties: None }, grants: access.scopes.into() },
         flow: None,
     })
 }

@@ -81,6 +81,18 @@ impl IntoResponse for Error {
                 resp.headers_mut().insert(axum::http::header::ALLOW, v);
             }
         }
+        // RFC 6750 §3: bearer credentials (API keys and OAuth access tokens alike) say why
+        // they were refused in `WWW-Authenticate` too.
+        let challenge = match &self {
+            Error::Unauthenticated(_) | Error::KeyEnvironmentMismatch(_) | Error::TokenExpired(_) => {
+                Some(r#"Bearer realm="gable", error="invalid_token""#.to_string())
+            }
+            Error::InsufficientScope { scope, .. } => Some(format!(r#"Bearer realm="gable", error="insufficient_scope", scope="{scope}""#)),
+            _ => None,
+        };
+        if let Some(v) = challenge.and_then(|c| axum::http::HeaderValue::from_str(&c).ok()) {
+            resp.headers_mut().insert(axum::http::header::WWW_AUTHENTICATE, v);
+        }
         if let Error::RateLimited { retry_after_secs } = &self {
             resp.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(*retry_after_secs));
         }

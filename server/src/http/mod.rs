@@ -15,6 +15,7 @@ pub mod embed;
 pub mod envelope;
 pub mod error;
 pub mod idempotency;
+pub mod oauth;
 pub mod rate_limit;
 pub mod request_id;
 pub mod version;
@@ -37,8 +38,13 @@ use crate::state::ApiState;
 
 /// The router of one listener. Production also hosts the console; the sandbox serves the API.
 pub fn router(state: ApiState, console: Option<(LeptosOptions, Arc<dyn Console>, ConsoleConfig)>) -> Router {
-    let api = api::router(&state)
-        .merge(embed::router())
+    let mut api = api::router(&state).merge(embed::router());
+    // The authorization server lives at the production address (`auth_url`); a sandbox
+    // app's tokens then act on the sandbox listener.
+    if state.livemode {
+        api = api.merge(oauth::router());
+    }
+    let api = api
         .route("/v1", axum::routing::any(api_not_found))
         .route("/v1/{resource}/{id}/{action}/{*rest}", axum::routing::any(api_not_found))
         .method_not_allowed_fallback(api::resources::method_not_allowed)

@@ -11,6 +11,7 @@ pub mod flow_tokens;
 pub mod idempotency;
 pub mod keys;
 pub mod ledger;
+pub mod oauth;
 pub mod records;
 pub mod sandbox;
 pub mod schema;

@@ -1,0 +1,424 @@
+//! OAuth 2.1's storage (issue 12, `crate::oauth`): apps, grants (one authorization and the
+//! family of its code and tokens), codes and tokens. System tables, read outside any
+//! tenant: an app of one tenant is authorized by users of others, and a token is found
+//! by its hash before anyone knows its tenant. Codes, secrets and tokens are kept only
+//! as SHA-256.
+
+use chrono::{DateTime, Utc};
+use rand::{distributions::Alphanumeric, rngs::OsRng, Rng};
+use sea_query::{Alias, Expr, Query};
+use uuid::Uuid;
+
+use super::keys::hash_secret;
+use super::{Intent, Row, Store, Tx};
+use crate::error::{Error, Result};
+
+fn a(name: &str) -> Alias {
+    Alias::new(name)
+}
+
+fn col(name: &str) -> Expr {
+    Expr::col(a(name))
+}
+
+fn tc(table: &str, column: &str) -> Expr {
+    Expr::col((a(table), a(column)))
+}
+
+fn incomplete(what: &str) -> Error {
+    Error::internal(anyhow::anyhow!("{what} row is incomplete"))
+}
+
+fn strings(row: &Row, column: &str) -> Result<Vec<String>> {
+    match row.opt_json(column)? {
+        Some(v) if !v.is_null() => serde_json::from_value(v).map_err(Error::internal),
+        _ => Ok(vec![]),
+    }
+}
+
+/// A random secret with a prefix: 43 base-62 characters, about 256 bits from the OS.
+pub fn generate(prefix: &str) -> String {
+    let body: String = OsRng.sample_iter(&Alphanumeric).take(43).map(char::from).collect();
+    format!("{prefix}{body}")
+}
+
+/// A registered app.
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub id: Uuid,
+    /// The tenant that registered it.
+    pub tenant_id: Uuid,
+    pub client_id: String,
+    pub name: String,
+    pub redirect_uris: Vec<String>,
+    /// SHA-256 of the secret; `None` for a public client (PKCE alone).
+    pub secret_hash: Option<String>,
+    pub livemode: bool,
+    pub created_at: DateTime<Utc>,
+}
+
+impl Client {
+    pub fn is_public(&self) -> bool {
+        self.secret_hash.is_none()
+    }
+}
+
+/// An app to register.
+pub struct NewClient<'a> {
+    pub tenant_id: Uuid,
+    pub name: &'a str,
+    pub redirect_uris: &'a [String],
+    pub public: bool,
+    pub livemode: bool,
+    pub now: DateTime<Utc>,
+}
+
+/// A grant with what a token needs of it.
+#[derive(Debug, Clone)]
+pub struct Grant {
+    pub id: Uuid,
+    pub client: Uuid,
+    pub tenant_id: Uuid,
+    pub user_id: Uuid,
+    pub livemode: bool,
+    pub scopes: Vec<String>,
+    pub revoked: bool,
+}
+
+/// A code as stored, with its grant.
+#[derive(Debug, Clone)]
+pub struct Code {
+    pub grant: Grant,
+    pub redirect_uri: String,
+    pub code_challenge: String,
+    pub expires_at: DateTime<Utc>,
+    pub used: bool,
+}
+
+/// A token as stored, with its grant.
+#[derive(Debug, Clone)]
+pub struct Token {
+    pub grant: Grant,
+    pub kind: String,
+    pub scopes: Vec<String>,
+    pub expires_at: DateTime<Utc>,
+    pub used: bool,
+}
+
+/// A freshly issued pair: the only time the secrets exist outside the client's hands.
+#[derive(Debug, Clone)]
+pub struct Issued {
+    pub access_token: String,
+    pub refresh_token: String,
+    pub scopes: Vec<String>,
+}
+
+const GRANT_COLUMNS: [&str; 7] = ["id", "client_id", "tenant_id", "user_id", "livemode", "scopes", "revoked_at"];
+
+fn grant_of(row: &Row) -> Result<Grant> {
+    let missing = || incomplete("oauth grant");
+    Ok(Grant {
+        id: row.opt_uuid("g_id")?.ok_or_else(missing)?,
+        client: row.opt_uuid("g_client_id")?.ok_or_else(missing)?,
+        tenant_id: row.opt_uuid("g_tenant_id")?.ok_or_else(missing)?,
+        user_id: row.opt_uuid("g_user_id")?.ok_or_else(missing)?,
+        livemode: row.opt_bool("g_livemode")?.ok_or_else(missing)?,
+        scopes: strings(row, "g_scopes")?,
+        revoked: row.opt_datetime("g_revoked_at")?.is_some(),
+    })
+}
+
+/// A select of `table` joined to its grant, the grant's columns as `g_*`.
+fn with_grant(table: &str) -> sea_query::SelectStatement {
+    let mut q = Query::select();
+    q.from(a(table)).inner_join(a("oauth_grants"), tc("oauth_grants", "id").equals((a(table), a("grant_id"))));
+    for c in GRANT_COLUMNS {
+        q.expr_as(tc("oauth_grants", c), a(&format!("g_{c}")));
+    }
+    q
+}
+
+impl Store {
+    // ---- apps --------------------------------------------------------------------
+
+    /// Registers an app; returns it and, for a confidential client, its secret (once).
+    pub async fn oauth_create_client(&self, new: NewClient<'_>) -> Result<(Client, Option<String>)> {
+        let id = Uuid::now_v7();
+        let client_id = generate(crate::domain::oauth::CLIENT_ID_PREFIX);
+        let secret = (!new.public).then(|| generate(crate::domain::oauth::CLIENT_SECRET_PREFIX));
+        let secret_hash = secret.as_deref().map(hash_secret);
+        let mut tx = self.begin_system(Intent::Write).await?;
+        let d = tx.dialect();
+        tx.execute(
+            Query::insert()
+                .into_table(a("oauth_clients"))
+                .columns(
+                    ["id", "tenant_id", "client_id", "name", "redirect_uris", "secret_hash", "livemode", "created_at", "updated_at"].map(a),
+                )
+                .values_panic([
+                    d.uuid(id).into(),
+                    d.uuid(new.tenant_id).into(),
+                    client_id.clone().into(),
+                    new.name.into(),
+                    d.json(serde_json::json!(new.redirect_uris)).into(),
+                    secret_hash.clone().into(),
+                    new.livemode.into(),
+                    d.ts(new.now).into(),
+                    d.ts(new.now).into(),
+                ]),
+        )
+        .await?;
+        tx.commit().await?;
+        let client = Client {
+            id,
+            tenant_id: new.tenant_id,
+            client_id,
+            name: new.name.to_string(),
+            redirect_uris: new.redirect_uris.to_vec(),
+            secret_hash,
+            livemode: new.livemode,
+            created_at: new.now,
+        };
+        Ok((client, secret))
+    }
+
+    /// The app with this public `client_id`, unless deleted.
+    pub async fn oauth_client(&self, client_id: &str) -> Result<Option<Client>> {
+        if client_id.len() > 100 {
+            return Ok(None);
+        }
+        let mut tx = self.begin_system(Intent::Read).await?;
+        let row = tx
+            .fetch_optional(
+                Query::select()
+                    .columns(["id", "tenant_id", "client_id", "name", "redirect_uris", "secret_hash", "livemode", "created_at"].map(a))
+                    .from(a("oauth_clients"))
+                    .and_where(col("client_id").eq(client_id))
+                    .and_where(col("deleted_at").is_null()),
+            )
+            .await?;
+        tx.commit().await?;
+        let Some(r) = row else { return Ok(None) };
+        let missing = || incomplete("oauth client");
+        Ok(Some(Client {
+            id: r.opt_uuid("id")?.ok_or_else(missing)?,
+            tenant_id: r.opt_uuid("tenant_id")?.ok_or_else(missing)?,
+            client_id: r.opt_string("client_id")?.ok_or_else(missing)?,
+            name: r.opt_string("name")?.ok_or_else(missing)?,
+            redirect_uris: strings(&r, "redirect_uris")?,
+            secret_hash: r.opt_string("secret_hash")?,
+            livemode: r.opt_bool("livemode")?.ok_or_else(missing)?,
+            created_at: r.opt_datetime("created_at")?.ok_or_else(missing)?,
+        }))
+    }
+
+    // ---- codes -------------------------------------------------------------------
+
+    /// Records a user's consent as a grant and returns its authorization code (once).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn oauth_issue_code(
+        &self,
+        client: &Client,
+        tenant_id: Uuid,
+        user_id: Uuid,
+        scopes: &[String],
+        redirect_uri: &str,
+        code_challenge: &str,
+        now: DateTime<Utc>,
+    ) -> Result<String> {
+        let grant = Uuid::now_v7();
+        let code = generate(crate::domain::oauth::CODE_PREFIX);
+        let mut tx = self.begin_system(Intent::Write).await?;
+        let d = tx.dialect();
+        tx.execute(
+            Query::insert()
+                .into_table(a("oauth_grants"))
+                .columns(["id", "client_id", "tenant_id", "user_id", "livemode", "scopes", "created_at"].map(a))
+                .values_panic([
+                    d.uuid(grant).into(),
+                    d.uuid(client.id).into(),
+                    d.uuid(tenant_id).into(),
+                    d.uuid(user_id).into(),
+                    client.livemode.into(),
+                    d.json(serde_json::json!(scopes)).into(),
+                    d.ts(now).into(),
+                ]),
+        )
+        .await?;
+        tx.execute(
+            Query::insert()
+                .into_table(a("oauth_codes"))
+                .columns(["code_hash", "grant_id", "redirect_uri", "code_challenge", "created_at", "expires_at"].map(a))
+                .values_panic([
+                    hash_secret(&code).into(),
+                    d.uuid(grant).into(),
+                    redirect_uri.into(),
+                    code_challenge.into(),
+                    d.ts(now).into(),
+                    d.ts(now + crate::domain::oauth::CODE_LIFETIME).into(),
+                ]),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(code)
+    }
+
+    /// Looks a code up, inside a write transaction the caller finishes.
+    pub async fn oauth_code(tx: &mut Tx, code: &str) -> Result<Option<Code>> {
+        let mut q = with_grant("oauth_codes");
+        q.columns(["redirect_uri", "code_challenge", "expires_at", "used_at"].map(|c| (a("oauth_codes"), a(c))))
+            .and_where(tc("oauth_codes", "code_hash").eq(hash_secret(code)));
+        let Some(r) = tx.fetch_optional(&q).await? else { return Ok(None) };
+        let missing = || incomplete("oauth code");
+        Ok(Some(Code {
+            grant: grant_of(&r)?,
+            redirect_uri: r.opt_string("redirect_uri")?.ok_or_else(missing)?,
+            code_challenge: r.opt_string("code_challenge")?.ok_or_else(missing)?,
+            expires_at: r.opt_datetime("expires_at")?.ok_or_else(missing)?,
+            used: r.opt_datetime("used_at")?.is_some(),
+        }))
+    }
+
+    /// Marks a code used; false when it already was (a concurrent exchange won).
+    pub async fn oauth_use_code(tx: &mut Tx, code: &str, now: DateTime<Utc>) -> Result<bool> {
+        let d = tx.dialect();
+        let n = tx
+            .execute(
+                Query::update()
+                    .table(a("oauth_codes"))
+                    .value(a("used_at"), d.ts(now))
+                    .and_where(col("code_hash").eq(hash_secret(code)))
+                    .and_where(col("used_at").is_null()),
+            )
+            .await?;
+        Ok(n == 1)
+    }
+
+    // ---- tokens ------------------------------------------------------------------
+
+    /// Issues an access token and a refresh token of a grant.
+    pub async fn oauth_issue_tokens(tx: &mut Tx, grant: Uuid, scopes: &[String], now: DateTime<Utc>) -> Result<Issued> {
+        use crate::domain::oauth::{ACCESS_LIFETIME, ACCESS_PREFIX, REFRESH_LIFETIME, REFRESH_PREFIX};
+        let access = generate(ACCESS_PREFIX);
+        let refresh = generate(REFRESH_PREFIX);
+        let d = tx.dialect();
+        for (secret, kind, lifetime) in [(&access, "access", ACCESS_LIFETIME), (&refresh, "refresh", REFRESH_LIFETIME)] {
+            tx.execute(
+                Query::insert()
+                    .into_table(a("oauth_tokens"))
+                    .columns(["token_hash", "grant_id", "kind", "scopes", "created_at", "expires_at"].map(a))
+                    .values_panic([
+                        hash_secret(secret).into(),
+                        d.uuid(grant).into(),
+                        kind.into(),
+                        d.json(serde_json::json!(scopes)).into(),
+                        d.ts(now).into(),
+                        d.ts(now + lifetime).into(),
+                    ]),
+            )
+            .await?;
+        }
+        Ok(Issued { access_token: access, refresh_token: refresh, scopes: scopes.to_vec() })
+    }
+
+    /// Looks a token up by its secret, in `tx`.
+    pub async fn oauth_token_in(tx: &mut Tx, secret: &str) -> Result<Option<Token>> {
+        let mut q = with_grant("oauth_tokens");
+        q.columns(["kind", "scopes", "expires_at", "used_at"].map(|c| (a("oauth_tokens"), a(c))))
+            .and_where(tc("oauth_tokens", "token_hash").eq(hash_secret(secret)));
+        let Some(r) = tx.fetch_optional(&q).await? else { return Ok(None) };
+        let missing = || incomplete("oauth token");
+        Ok(Some(Token {
+            grant: grant_of(&r)?,
+            kind: r.opt_string("kind")?.ok_or_else(missing)?,
+            scopes: strings(&r, "scopes")?,
+            expires_at: r.opt_datetime("expires_at")?.ok_or_else(missing)?,
+            used: r.opt_datetime("used_at")?.is_some(),
+        }))
+    }
+
+    /// Looks a token up by its secret.
+    pub async fn oauth_token(&self, secret: &str) -> Result<Option<Token>> {
+        if secret.len() > 200 {
+            return Ok(None);
+        }
+        let mut tx = self.begin_system(Intent::Read).await?;
+        let t = Self::oauth_token_in(&mut tx, secret).await?;
+        tx.commit().await?;
+        Ok(t)
+    }
+
+    /// Marks a refresh token used (rotated); false when it already was.
+    pub async fn oauth_use_token(tx: &mut Tx, secret: &str, now: DateTime<Utc>) -> Result<bool> {
+        let d = tx.dialect();
+        let n = tx
+            .execute(
+                Query::update()
+                    .table(a("oauth_tokens"))
+                    .value(a("used_at"), d.ts(now))
+                    .and_where(col("token_hash").eq(hash_secret(secret)))
+                    .and_where(col("used_at").is_null()),
+            )
+            .await?;
+        Ok(n == 1)
+    }
+
+    /// Ends an access token now (RFC 7009 for an access token: its grant lives on).
+    pub async fn oauth_expire_token(&self, secret: &str, now: DateTime<Utc>) -> Result<()> {
+        let mut tx = self.begin_system(Intent::Write).await?;
+        let d = tx.dialect();
+        tx.execute(
+            Query::update()
+                .table(a("oauth_tokens"))
+                .value(a("expires_at"), d.ts(now))
+                .and_where(col("token_hash").eq(hash_secret(secret)))
+                .and_where(col("expires_at").gt(d.ts(now))),
+        )
+        .await?;
+        tx.commit().await
+    }
+
+    /// Revokes a grant: every code and token of its family stops working.
+    pub async fn oauth_revoke_grant_in(tx: &mut Tx, grant: Uuid, now: DateTime<Utc>) -> Result<()> {
+        let d = tx.dialect();
+        tx.execute(
+            Query::update()
+                .table(a("oauth_grants"))
+                .value(a("revoked_at"), d.ts(now))
+                .and_where(col("id").eq(d.uuid(grant)))
+                .and_where(col("revoked_at").is_null()),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// As [`Store::oauth_revoke_grant_in`], in its own transaction (a reuse is refused
+    /// whatever else happens, so the revocation must stand on its own).
+    pub async fn oauth_revoke_grant(&self, grant: Uuid, now: DateTime<Utc>) -> Result<()> {
+        let mut tx = self.begin_system(Intent::Write).await?;
+        Self::oauth_revoke_grant_in(&mut tx, grant, now).await?;
+        tx.commit().await
+    }
+
+    /// The status of a user of a tenant's live `users` (console accounts are live users):
+    /// tokens act only while their user is active.
+    pub async fn oauth_user_status(&self, tenant: Uuid, user: Uuid) -> Result<Option<String>> {
+        let mut tx = self.begin_system(Intent::Read).await?;
+        let d = tx.dialect();
+        let row = tx
+            .fetch_optional(
+                Query::select()
+                    .column(a("status"))
+                    .from(a("users"))
+                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
+                    .and_where(col("livemode").eq(true))
+                    .and_where(col("id").eq(d.uuid(user))),
+            )
+            .await?;
+        tx.commit().await?;
+        match row {
+            Some(r) => r.opt_string("status"),
+            None => Ok(None),
+        }
+    }
+}
