@@ -11,7 +11,7 @@ use crate::service::{
 };
 
 #[cfg(feature = "ssr")]
-pub use ssr::{ClientInfo, ConsoleConfig};
+pub use ssr::{ClientInfo, ConsoleConfig, SESSION_COOKIE};
 
 #[cfg(feature = "ssr")]
 mod ssr {
@@ -136,13 +136,19 @@ pub async fn sign_up(company: String, name: String, email: String, password: Str
 }
 
 #[server(endpoint = "sign_in")]
-pub async fn sign_in(email: String, password: String) -> Result<(), ServerFnError> {
+pub async fn sign_in(email: String, password: String, next: Option<String>) -> Result<(), ServerFnError> {
     let console = ssr::console()?;
     let previous = ssr::session_token();
     let session = console.sign_in(&email, &password, &ssr::client_address(), previous.as_deref()).await.map_err(ssr::error)?;
     ssr::set_session_cookie(&session.token);
-    leptos_axum::redirect("/console");
+    leptos_axum::redirect(next.as_deref().filter(|n| is_return_path(n)).unwrap_or("/console"));
     Ok(())
+}
+
+/// Where sign-in may send the user back to: Gable's own console pages and the OAuth
+/// authorization request that sent them to sign in; never another site.
+pub fn is_return_path(path: &str) -> bool {
+    (path.starts_with("/oauth/authorize?") || path == "/console" || path.starts_with("/console/")) && !path.contains(['\\', '\r', '\n'])
 }
 
 #[server(endpoint = "sign_out")]

@@ -57,12 +57,15 @@ pub fn Landing() -> impl IntoView {
 #[component]
 pub fn SignInPage() -> impl IntoView {
     let action = ServerAction::<SignIn>::new();
+    // An OAuth authorization request (or a console page) sends the user here and back.
+    let next = leptos_router::hooks::use_query_map().with_untracked(|q| q.get("next")).filter(|n| crate::api::is_return_path(n));
     view! {
         <main class="page narrow">
             <header class="brand"><span class="logo" aria-hidden="true">"▲"</span><h1>"Sign in to Gable"</h1></header>
             <ActionForm action=action attr:class="card form">
                 <label>"Email"<input type="email" name="email" autocomplete="username" required/></label>
                 <label>"Password"<input type="password" name="password" autocomplete="current-password" required/></label>
+                {next.map(|n| view! { <input type="hidden" name="next" value=n/> })}
                 <FormError value=action.value()/>
                 <button type="submit" class="primary" disabled=move || action.pending().get()>"Sign in"</button>
             </ActionForm>

@@ -46,6 +46,32 @@ fn me(s: &StoredSession) -> Me {
     }
 }
 
+/// The signed-in session of a console cookie's token, as stored (with the user's role's
+/// permissions), if it is still good: unexpired, used within the idle timeout, its user
+/// active. An ended session is deleted on the way. The console and the OAuth consent
+/// page (`http::oauth`) both ask here.
+pub async fn current(
+    store: &crate::store::Store,
+    token: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> crate::error::Result<Option<StoredSession>> {
+    if token.is_empty() || token.len() > MAX_TOKEN_LEN {
+        return Ok(None);
+    }
+    let hash = token_hash(token);
+    let Some(s) = store.console_session(&hash).await? else {
+        return Ok(None);
+    };
+    if now >= s.expires_at || now - s.last_seen_at >= IDLE_TIMEOUT || s.user_status != "active" {
+        store.console_end_session(&hash).await?;
+        return Ok(None);
+    }
+    if now - s.last_seen_at >= TOUCH_EVERY {
+        store.console_touch_session(&hash, now).await?;
+    }
+    Ok(Some(s))
+}
+
 impl ConsoleService {
     /// Starts a session for a user (ending `previous`, if any: rotation) and returns
     /// its token with the user as the console sees them.
@@ -88,22 +114,7 @@ impl ConsoleService {
     /// The session's user, or `None` when the token is unknown, expired (idle or
     /// absolute; the row is then deleted) or its user is no longer active.
     pub(super) async fn check_session(&self, token: &str) -> Result<Option<Me>, ConsoleError> {
-        if token.is_empty() || token.len() > MAX_TOKEN_LEN {
-            return Ok(None);
-        }
-        let hash = token_hash(token);
-        let Some(s) = self.store.console_session(&hash).await.map_err(store_error("reading a session"))? else {
-            return Ok(None);
-        };
-        let now = self.now();
-        if now >= s.expires_at || now - s.last_seen_at >= IDLE_TIMEOUT || s.user_status != "active" {
-            self.store.console_end_session(&hash).await.map_err(store_error("ending an expired session"))?;
-            return Ok(None);
-        }
-        if now - s.last_seen_at >= TOUCH_EVERY {
-            self.store.console_touch_session(&hash, now).await.map_err(store_error("recording a session's use"))?;
-        }
-        Ok(Some(me(&s)))
+        Ok(current(&self.store, token, self.now()).await.map_err(store_error("reading a session"))?.as_ref().map(me))
     }
 
     pub(super) async fn end_session(&self, token: &str) -> Result<(), ConsoleError> {

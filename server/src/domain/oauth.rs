@@ -128,6 +128,19 @@ pub fn grantable(requested: &[String], held: &[String]) -> (Vec<String>, Vec<Str
     requested.iter().cloned().partition(|s| scopes::covers(held, s))
 }
 
+/// A scope in words, for the consent page.
+pub fn describe_scope(scope: &str) -> String {
+    match scope {
+        "*" => "Everything: read and change all of your data".into(),
+        "*:read" => "Read all of your data".into(),
+        _ => match scope.split_once(':') {
+            Some((c, "read")) => format!("Read {}", c.replace('-', " ")),
+            Some((c, "write")) => format!("Read, create and change {}", c.replace('-', " ")),
+            _ => scope.to_string(),
+        },
+    }
+}
+
 /// `uri` with the query parameters added (kept in order; its own query stays in front).
 pub fn redirect_with(uri: &str, params: &[(&str, &str)]) -> Option<String> {
     let mut u = url::Url::parse(uri).ok()?;
@@ -211,6 +224,13 @@ mod tests {
         assert_eq!((ok, refused), (vec!["properties:read".to_string()], vec!["payments:write".to_string()]));
         let (ok, refused) = grantable(&requested, &["*".to_string()]);
         assert_eq!((ok.len(), refused.len()), (2, 0));
+    }
+
+    #[test]
+    fn scopes_read_as_words() {
+        assert_eq!(describe_scope("purchase-orders:write"), "Read, create and change purchase orders");
+        assert_eq!(describe_scope("leases:read"), "Read leases");
+        assert_eq!(describe_scope("*:read"), "Read all of your data");
     }
 
     #[test]
