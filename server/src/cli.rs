@@ -41,6 +41,11 @@ enum Command {
         #[command(subcommand)]
         command: KeyCommand,
     },
+    /// Manages console users.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
     /// Manages OAuth apps (third-party clients; docs/oauth.md).
     #[command(name = "oauth-client")]
     OauthClient {
@@ -119,6 +124,26 @@ enum KeyCommand {
         tenant: Uuid,
         #[arg(long)]
         id: Uuid,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Creates a console user and prints them as JSON with a one-time password (or takes
+    /// the password from standard input with --password-stdin).
+    Create {
+        #[arg(long)]
+        tenant: Uuid,
+        #[arg(long)]
+        email: String,
+        /// The person's name (default: the part of the email before `@`).
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, value_parser = ["owner", "admin", "read-only"])]
+        role: String,
+        /// Read the password from standard input (its first line) instead of generating one.
+        #[arg(long)]
+        password_stdin: bool,
     },
 }
 
@@ -242,6 +267,31 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             anyhow::ensure!(store.revoke_key(tenant, id).await?, "no active key {id} in tenant {tenant}");
             eprintln!("revoked");
             Ok(())
+        }
+        Command::User { command: UserCommand::Create { tenant, email, name, role, password_stdin } } => {
+            let store = open(&store_args).await?;
+            anyhow::ensure!(store.tenant_exists(tenant).await?, "no tenant {tenant}");
+            let postgres = store.dialect() == Dialect::Postgres;
+            let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, postgres)?;
+            let ops = crate::ops::Operations::new(store.clone(), crate::clock::Clock::system(), key);
+            let password = if password_stdin {
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line)?;
+                line.trim_end_matches(['\r', '\n']).to_string()
+            } else {
+                crate::console::sessions::random_token()
+            };
+            let name = name.unwrap_or_else(|| email.split('@').next().unwrap_or_default().to_string());
+            let user = crate::console::ConsoleService::new(ops)
+                .create_user_as_operator(tenant, &email, &name, &role, &password)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let mut out = serde_json::to_value(&user)?;
+            if !password_stdin {
+                out["password"] = serde_json::json!(password);
+                eprintln!("The password is shown this once; ask the user to change it.");
+            }
+            print_json(&out)
         }
         Command::OauthClient { command: OauthClientCommand::Create { tenant, name, redirect_uris, public, env } } => {
             let store = open(&store_args).await?;

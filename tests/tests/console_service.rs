@@ -519,3 +519,26 @@ async fn disabling_reaches_every_process() {
     node2.stop().await;
     app.stop().await;
 }
+
+/// `gable user create`: an operator makes a console user of a tenant that may have no
+/// roles yet (made by `gable tenant create`); the default roles are made first.
+async fn operators_create_users_with_the_default_roles(app: &TestApp) {
+    let (svc, _) = service(&app.store);
+    let tenant = app.store.create_tenant("CLI Co").await.unwrap();
+    let ro = svc.create_user_as_operator(tenant, "Rory@Example.com", "Rory", "read-only", PASSWORD).await.expect("read-only user");
+    assert_eq!((ro.email.as_str(), ro.role.as_deref(), ro.status.as_str()), ("rory@example.com", Some("Read-only staff"), "active"));
+    let owner = svc.create_user_as_operator(tenant, "olive@example.com", "Olive", "owner", PASSWORD).await.expect("owner");
+    assert_eq!(owner.role.as_deref(), Some("Owner"));
+    // The roles were made once; the users sign in with their roles' permissions.
+    let session = svc.sign_in("olive@example.com", PASSWORD, &anyone(), None).await.expect("sign-in");
+    assert!(session.me.can_manage);
+    assert_eq!(svc.roles(&session.me).await.unwrap().len(), 3);
+    let rory = svc.sign_in("rory@example.com", PASSWORD, &anyone(), None).await.expect("sign-in");
+    assert!(!rory.me.can_manage);
+    // Refusals: an unknown role, a taken email, a weak password; nothing is made.
+    assert!(svc.create_user_as_operator(tenant, "x@example.com", "X", "superuser", PASSWORD).await.is_err());
+    assert!(svc.create_user_as_operator(tenant, "rory@example.com", "R", "admin", PASSWORD).await.is_err());
+    assert!(svc.create_user_as_operator(tenant, "y@example.com", "Y", "admin", "short").await.is_err());
+    assert_eq!(app.count_where("users", &format!("tenant_id = '{tenant}'")).await, 2);
+}
+both!(operators_create_users_with_the_default_roles);

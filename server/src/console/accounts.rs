@@ -206,9 +206,51 @@ impl ConsoleService {
     pub(super) async fn add_user(&self, me: &Me, form: NewUser) -> Result<UserView, ConsoleError> {
         require_manage(me, "add users")?;
         let tenant = tenant_of(me)?;
+        let roles = self.role_names(tenant).await?;
+        let view = self.insert_user(tenant, &roles, form).await?;
+        tracing::info!(tenant = %tenant, user = %view.id, by = %me.user_id, "console: user added");
+        Ok(view)
+    }
+
+    /// `gable user create`: a console user made by an operator, with one of the default
+    /// roles (`owner`, `admin`, `read-only`), which are made first if the tenant lacks them
+    /// (a tenant made by `gable tenant create` has none).
+    pub async fn create_user_as_operator(
+        &self,
+        tenant: Uuid,
+        email: &str,
+        name: &str,
+        role: &str,
+        password: &str,
+    ) -> Result<UserView, ConsoleError> {
+        let wanted = match role {
+            "owner" => DEFAULT_ROLES[0].0,
+            "admin" => DEFAULT_ROLES[1].0,
+            "read-only" => DEFAULT_ROLES[2].0,
+            _ => return Err(invalid("role", "Choose owner, admin or read-only.")),
+        };
+        let mut roles = self.role_names(tenant).await?;
+        let gable = Actor::system(tenant, true);
+        for (role, permission, description) in DEFAULT_ROLES {
+            if !roles.iter().any(|r| r.name == role) {
+                self.create_record(&gable, "roles", json!({ "name": role, "permissions": [permission], "description": description }))
+                    .await?;
+            }
+        }
+        if roles.len() < DEFAULT_ROLES.len() {
+            roles = self.role_names(tenant).await?;
+        }
+        let role_id = roles.iter().find(|r| r.name == wanted).map(|r| r.id.clone()).ok_or(ConsoleError::Internal)?;
+        let form = NewUser { email: email.into(), name: name.into(), role_id, password: password.into() };
+        let view = self.insert_user(tenant, &roles, form).await?;
+        tracing::info!(tenant = %tenant, user = %view.id, "console: user added by an operator (gable user create)");
+        Ok(view)
+    }
+
+    /// Validates and stores a user with a password, all or nothing.
+    async fn insert_user(&self, tenant: Uuid, roles: &[RoleView], form: NewUser) -> Result<UserView, ConsoleError> {
         let name = text("name", &form.name, NAME_MAX, "the person's name")?;
         let email = email(&form.email)?;
-        let roles = self.role_names(tenant).await?;
         let role = Uuid::parse_str(form.role_id.trim())
             .ok()
             .and_then(|id| roles.iter().find(|r| r.id == id.to_string()))
@@ -218,8 +260,8 @@ impl ConsoleService {
             return Err(email_taken());
         }
         let hash = self.hasher.hash(&form.password).await?;
-        // The signed-in user acts with their role's permissions, which `require_manage`
-        // found to be everything (`*`); operations refuse a role beyond them anyway.
+        // Made as one who holds everything (`*`): the console's caller was found to
+        // manage the tenant, the CLI's is the operator; operations refuse a role beyond it anyway.
         let actor = Actor { scope: Scope { tenant, livemode: true, properties: None }, grants: vec!["*".to_string()].into() };
         let rec =
             self.create_record(&actor, "users", json!({ "email": email, "name": name, "role_id": role.id, "status": "active" })).await?;
@@ -234,7 +276,6 @@ impl ConsoleService {
                 other => store_error("storing a password")(other),
             });
         }
-        tracing::info!(tenant = %tenant, user = %rec.id, by = %me.user_id, "console: user added");
         let row = UserRow {
             id: rec.id,
             email,
