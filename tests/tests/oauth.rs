@@ -270,6 +270,12 @@ async fn revocation_introspection_and_metadata(app: &TestApp) {
     let r = app.call_on(true, &t.live_key, "PATCH", &format!("/v1/users/{una}"), Some(json!({ "status": "disabled" }))).await;
     assert_eq!(r.status, 200, "{}", r.text);
     app.call_on(true, &access, "GET", "/v1/properties", None).await.assert_error(401, "unauthenticated");
+    // Disabling revoked the grants for good: enabled again, the user's apps must ask again.
+    let r = app.call_on(true, &t.live_key, "PATCH", &format!("/v1/users/{una}"), Some(json!({ "status": "active" }))).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.call_on(true, &access, "GET", "/v1/properties", None).await.assert_error(401, "unauthenticated");
+    let form = [("grant_type", "refresh_token"), ("refresh_token", pair.body["refresh_token"].as_str().unwrap())];
+    oauth_error(&post(app, "/oauth/token", &form, basic).await, 400, "invalid_grant");
 
     // RFC 8414 metadata, on the production address only.
     let r = app.raw(app.client.get(format!("{}/.well-known/oauth-authorization-server", app.live))).await;

@@ -400,6 +400,24 @@ impl Store {
         tx.commit().await
     }
 
+    /// Revokes every standing grant a user of a tenant made; returns how many.
+    pub async fn oauth_revoke_user_grants(&self, tenant: Uuid, user: Uuid, now: DateTime<Utc>) -> Result<u64> {
+        let mut tx = self.begin_system(Intent::Write).await?;
+        let d = tx.dialect();
+        let n = tx
+            .execute(
+                Query::update()
+                    .table(a("oauth_grants"))
+                    .value(a("revoked_at"), d.ts(now))
+                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
+                    .and_where(col("user_id").eq(d.uuid(user)))
+                    .and_where(col("revoked_at").is_null()),
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(n)
+    }
+
     /// The status of a user of a tenant's live `users` (console accounts are live users):
     /// tokens act only while their user is active.
     pub async fn oauth_user_status(&self, tenant: Uuid, user: Uuid) -> Result<Option<String>> {

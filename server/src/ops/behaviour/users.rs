@@ -12,7 +12,7 @@ use crate::domain::record::Record;
 use crate::domain::registry::Collection;
 use crate::domain::validate::Changes;
 use crate::error::Result;
-use crate::ops::Work;
+use crate::ops::{AfterCommit, Work};
 
 pub(super) struct Users;
 
@@ -40,10 +40,22 @@ impl Behaviour for Users {
         if let Some(new_role) = ch.values.get("role_id") {
             require_role(w, "role_id", new_role.as_uuid()).await?;
         }
+        if ch.values.get("status").is_some_and(|s| s.as_str() != Some("active")) {
+            revoke_apps(w, current);
+        }
         Ok(())
     }
 
     async fn before_delete(&self, w: &mut Work, _c: &'static Collection, current: &Record) -> Result<()> {
-        require_role(w, "role_id", current.get("role_id").as_uuid()).await
+        require_role(w, "role_id", current.get("role_id").as_uuid()).await?;
+        revoke_apps(w, current);
+        Ok(())
+    }
+}
+
+/// A user who is disabled or deleted leaves no app acting for them (issue 12).
+fn revoke_apps(w: &mut Work, user: &Record) {
+    if w.system.livemode {
+        w.after_commit(AfterCommit::RevokeOAuthGrants { tenant: w.system.tenant, user: user.id });
     }
 }
