@@ -176,10 +176,15 @@ def gable_checks(doc: dict, raw_size: int, server_url: str | None, c: Checks) ->
 
     # operationIds: present and unique. Scopes: read for GET, write otherwise.
     seen: dict[str, str] = {}
-    # Only the credentials Gable accepts today: API keys as bearer tokens (OAuth comes
-    # with its own issue, and with its scheme).
+    # The credentials Gable accepts: API keys as bearer tokens, and OAuth 2.1 access tokens
+    # (authorization code with PKCE) holding the operation's scope.
     schemes = doc.get("components", {}).get("securitySchemes", {})
-    c.check(set(schemes) == {"api_key"}, f"securitySchemes must be exactly api_key, got {sorted(schemes)}")
+    c.check(set(schemes) == {"api_key", "oauth2"}, f"securitySchemes must be exactly api_key and oauth2, got {sorted(schemes)}")
+    flow = schemes.get("oauth2", {}).get("flows", {}).get("authorizationCode", {})
+    c.check(flow.get("authorizationUrl") == "/oauth/authorize" and flow.get("tokenUrl") == "/oauth/token",
+            f"oauth2 must be the authorization code flow at /oauth/authorize and /oauth/token, got {flow}")
+    oauth_scopes = set(flow.get("scopes", {}))
+    c.check({"properties:read", "leases:read", "payments:write", "*:read", "*"} <= oauth_scopes, "oauth2 lacks scopes the description promises")
     api_key = schemes.get("api_key", {})
     c.check(api_key.get("type") == "http" and str(api_key.get("scheme", "")).lower() == "bearer",
             f"api_key must be an http bearer scheme, got {api_key}")
@@ -203,7 +208,8 @@ def gable_checks(doc: dict, raw_size: int, server_url: str | None, c: Checks) ->
         elif m.group(3) and method == "post" and collection in READ_ONLY:
             c.check(False, f"{where}: {collection} is written by Gable only, and this is no known command")
         security = op.get("security") or []
-        c.check(security == [{"api_key": []}], f"{where}: security must be an API key only, got {security}")
+        c.check(security == [{"api_key": []}, {"oauth2": [want]}], f"{where}: security must be an API key or an OAuth token with {want}, got {security}")
+        c.check(want in oauth_scopes, f"{where}: scope {want} is not an oauth2 scope")
         c.check(f"Needs the scope `{want}`" in op.get("description", ""), f"{where}: the description must name scope {want!r}")
         c.check("401" in op.get("responses", {}), f"{where}: no 401 response")
         for status, resp in op.get("responses", {}).items():
@@ -236,7 +242,8 @@ def gable_checks(doc: dict, raw_size: int, server_url: str | None, c: Checks) ->
         c.check(op.get("operationId") == op_id, f"{path}: operationId {op.get('operationId')!r}, expected {op_id!r}")
         got = set(op.get("responses", {}))
         c.check(got == want, f"{path}: responses {sorted(got)}, expected {sorted(want)}")
-        c.check(op.get("security") == [{"api_key": []}], f"{path}: security must be an API key only")
+        c.check(op.get("security") in ([{"api_key": []}, {"oauth2": []}], [{"api_key": []}, {"oauth2": ["*"]}]),
+                f"{path}: security must be an API key or an OAuth token, got {op.get('security')}")
     clock = schemas.get("SandboxClock", {})
     c.check(set(clock.get("required", [])) == {"object", "now"}, f"schema SandboxClock: required {clock.get('required')}")
     recovery = schemas.get("WebhookRecovery", {})

@@ -288,7 +288,34 @@ async fn check_security_schemes(cx: &mut Ctx<'_>, ops: &[Op]) {
                     cx.fail(format!("scheme {name}: a bearer key gets {}, none gets {}", with.status, without.status));
                 }
             }
-            (t, s) => cx.fail(format!("scheme {name} ({t:?}, {s:?}) is documented, but the server accepts only bearer API keys")),
+            // OAuth 2.1: the flow's endpoints are the authorization server's (its metadata
+            // names them) and answer there; tokens themselves are tests/tests/oauth*.rs.
+            (Some("oauth2"), _) => {
+                let flow = &scheme["flows"]["authorizationCode"];
+                let live = cx.app.live.trim_end_matches('/').to_string();
+                let meta = cx.app.raw(cx.app.client.get(format!("{live}/.well-known/oauth-authorization-server"))).await;
+                for (doc_url, meta_field) in [("authorizationUrl", "authorization_endpoint"), ("tokenUrl", "token_endpoint")] {
+                    let documented = format!("{live}{}", flow[doc_url].as_str().unwrap_or_default());
+                    if meta.body[meta_field] != json!(documented) {
+                        cx.fail(format!(
+                            "scheme {name}: {doc_url} {documented} is not the metadata's {meta_field} {}",
+                            meta.body[meta_field]
+                        ));
+                    }
+                }
+                let token =
+                    cx.app.raw(cx.app.client.post(format!("{live}/oauth/token")).form(&[("grant_type", "authorization_code")])).await;
+                if token.status != 400 || token.body["error"] != json!("invalid_client") {
+                    cx.fail(format!("scheme {name}: the token endpoint answers {} {}", token.status, token.text));
+                }
+                let scopes = flow["scopes"].as_object().map(|m| m.len()).unwrap_or_default();
+                if scopes != meta.body["scopes_supported"].as_array().map(Vec::len).unwrap_or_default() {
+                    cx.fail(format!("scheme {name}: {scopes} scopes documented, the metadata has others"));
+                }
+            }
+            (t, s) => cx.fail(format!(
+                "scheme {name} ({t:?}, {s:?}) is documented, but the server accepts only bearer API keys and OAuth 2.1 tokens"
+            )),
         }
     }
     for op in ops {

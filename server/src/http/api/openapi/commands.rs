@@ -182,7 +182,7 @@ pub(super) fn path_item(cmd: &Command) -> PathItem {
                 .content("application/json", ContentBuilder::new().schema(Some(schema_ref(&cmd.body_schema_name()))).build())
         }
     };
-    let op = operation(c, cmd.operation_id.to_string(), cmd.summary.to_string(), cmd.errors)
+    let op = operation(c, cmd.operation_id.to_string(), cmd.summary.to_string(), cmd.errors, &cmd.scope())
         .description(Some(format!("{} Needs the scope `{}`.", cmd.description, cmd.scope())))
         .parameter(super::paths::idempotency_parameter(false))
         .request_body(Some(body.build()))

@@ -13,8 +13,9 @@
 //! - statuses and codes: `Error::status_and_code`;
 //! - the few operations with handlers of their own: the table in `commands`.
 //!
-//! It describes only what the server does today: one credential (API keys as bearer
-//! tokens), and for each operation only the statuses a request can actually get
+//! It describes only what the server does today: two credentials (API keys as bearer
+//! tokens, and OAuth 2.1 access tokens with the operation's scope), and for each operation
+//! only the statuses a request can actually get
 //! (`tests/tests/openapi_served.rs` provokes every one of them on a running server).
 //!
 //! One module per concern: `schemas` (records, write bodies, envelopes), `paths`
@@ -46,7 +47,9 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value as Json};
 use utoipa::openapi::header::HeaderBuilder;
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::security::{
+    AuthorizationCode, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes, SecurityRequirement, SecurityScheme,
+};
 use utoipa::openapi::tag::TagBuilder;
 use utoipa::openapi::{
     Components, ComponentsBuilder, InfoBuilder, KnownFormat, ObjectBuilder, OpenApiBuilder, Ref, RefOr, ResponseBuilder, Schema,
@@ -175,7 +178,10 @@ fn tags() -> Vec<Tag> {
 }
 
 fn components() -> Components {
-    let b = ComponentsBuilder::new().schema("Error", errors::error_schema()).security_scheme(API_KEY, api_key_scheme());
+    let b = ComponentsBuilder::new()
+        .schema("Error", errors::error_schema())
+        .security_scheme(API_KEY, api_key_scheme())
+        .security_scheme(OAUTH2, oauth2_scheme());
     errors::responses(sandbox::register(commands::register(schemas::register(b)))).build()
 }
 
@@ -183,8 +189,35 @@ fn components() -> Components {
 // Credentials
 // ---------------------------------------------------------------------------------------------
 
-/// The name of the one security scheme: what `http::auth::Credential` accepts.
+/// The names of the security schemes: what `http::auth::Credential` accepts.
 const API_KEY: &str = "api_key";
+const OAUTH2: &str = "oauth2";
+
+/// What an operation accepts: an API key, or an OAuth access token with `scope` (none
+/// named: any token). A key's own scopes are checked the same way.
+fn securities(scope: Option<&str>) -> Vec<SecurityRequirement> {
+    vec![
+        SecurityRequirement::new(API_KEY, Vec::<String>::new()),
+        SecurityRequirement::new(OAUTH2, scope.map(|s| vec![s.to_string()]).unwrap_or_default()),
+    ]
+}
+
+/// OAuth 2.1's authorization code flow with PKCE (`docs/oauth.md`). Its endpoints are at
+/// the production address's root (`/oauth/…`, an absolute path, so they resolve against
+/// the server's host whatever its `/v1`).
+fn oauth2_scheme() -> SecurityScheme {
+    let scopes = Scopes::from_iter(crate::domain::scopes::all().into_iter().map(|s| {
+        let words = crate::domain::oauth::describe_scope(&s);
+        (s, words)
+    }));
+    let flow = AuthorizationCode::with_refresh_url("/oauth/authorize", "/oauth/token", scopes, "/oauth/token");
+    let mut scheme = OAuth2::new([Flow::AuthorizationCode(flow)]);
+    scheme.description = Some(
+        "OAuth 2.1 for third-party apps: authorization code with PKCE (S256, mandatory), rotating refresh tokens.          An access token (`gat_…`) acts for the user who granted it, in their tenant, with the granted scopes,          on its app's environment's address. Metadata: `/.well-known/oauth-authorization-server`."
+            .into(),
+    );
+    SecurityScheme::OAuth2(scheme)
+}
 
 fn api_key_scheme() -> SecurityScheme {
     SecurityScheme::Http(
@@ -383,17 +416,31 @@ mod tests {
         walk_refs(&d, &d);
     }
 
-    /// Only the API key scheme exists, and every operation that needs a credential names it
-    /// (and nothing else): OAuth comes with its own issue.
+    /// Two schemes, API keys and OAuth 2.1, and every operation that needs a credential
+    /// takes either, the OAuth token with the scope the operation needs.
     #[test]
-    fn the_only_credential_is_the_api_key() {
+    fn every_operation_takes_a_key_or_an_oauth_token_with_its_scope() {
         let d = doc();
         let schemes = d["components"]["securitySchemes"].as_object().unwrap();
-        assert_eq!(schemes.keys().collect::<Vec<_>>(), vec![API_KEY]);
+        assert_eq!(schemes.keys().collect::<Vec<_>>(), vec![API_KEY, OAUTH2]);
+        let flow = &schemes[OAUTH2]["flows"]["authorizationCode"];
+        assert_eq!((flow["authorizationUrl"].clone(), flow["tokenUrl"].clone()), (json!("/oauth/authorize"), json!("/oauth/token")));
+        assert_eq!(flow["scopes"]["payments:write"], json!("Read, create and change payments"));
         for (path, item) in d["paths"].as_object().unwrap() {
             for (method, op) in item.as_object().unwrap().iter().filter(|(_, v)| v.get("responses").is_some()) {
-                let want = if path == "/v1/openapi.json" { json!([]) } else { json!([{ API_KEY: [] }]) };
-                assert_eq!(op["security"], want, "{method} {path}");
+                if path == "/v1/openapi.json" {
+                    assert_eq!(op["security"], json!([]));
+                    continue;
+                }
+                let sec = op["security"].as_array().unwrap();
+                assert_eq!(sec.len(), 2, "{method} {path}");
+                assert_eq!(sec[0], json!({ API_KEY: [] }), "{method} {path}");
+                let scopes = sec[1][OAUTH2].as_array().unwrap();
+                // The scope the operation's description says it needs, when it names one.
+                let named = op["description"].as_str().and_then(|d| d.split("Needs the scope `").nth(1)).and_then(|r| r.split('`').next());
+                if let Some(scope) = named {
+                    assert_eq!(scopes, &vec![json!(scope)], "{method} {path}");
+                }
             }
         }
     }

@@ -9,7 +9,6 @@ use utoipa::openapi::path::{
 };
 use utoipa::openapi::request_body::{RequestBody, RequestBodyBuilder};
 use utoipa::openapi::schema::AdditionalProperties;
-use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{
     ArrayBuilder, KnownFormat, ObjectBuilder, PathItem, Paths, PathsBuilder, RefOr, Required, ResponseBuilder, Schema, SchemaFormat, Type,
 };
@@ -17,7 +16,9 @@ use utoipa::openapi::{
 use super::commands;
 use super::errors::{self, with_errors};
 use super::schemas::{field_schema, secret_on_create, ty_schema, uuid, Side};
-use super::{a_record, offers, pascal, schema_ref, with_standard_headers, API_KEY};
+use utoipa::openapi::security::SecurityRequirement;
+
+use super::{a_record, offers, pascal, schema_ref, with_standard_headers};
 use crate::domain::collections::COLLECTIONS;
 use crate::domain::list::{DEFAULT_LIMIT, MAX_LIMIT};
 use crate::domain::registry::{Collection, Field, Ty, WriteOp, CREATED_AT, ID, SYSTEM_FIELDS, UPDATED_AT};
@@ -114,12 +115,12 @@ fn path_description(c: &Collection, writes: &[WriteOp]) -> String {
 
 /// What every operation on a collection shares: tag, id, summary, credentials, version
 /// header, and the shared responses of the error statuses it can answer with.
-pub(super) fn operation(c: &Collection, id: String, summary: String, errors: &[u16]) -> OperationBuilder {
+pub(super) fn operation(c: &Collection, id: String, summary: String, errors: &[u16], scope: &str) -> OperationBuilder {
     let op = OperationBuilder::new()
         .tag(c.name)
         .operation_id(Some(id))
         .summary(Some(summary))
-        .securities(Some([SecurityRequirement::new(API_KEY, Vec::<String>::new())]))
+        .securities(Some(super::securities(Some(scope))))
         .parameter(version_parameter());
     with_errors(op, errors)
 }
@@ -129,7 +130,7 @@ fn snake_name(c: &Collection) -> String {
 }
 
 fn list_operation(c: &'static Collection) -> Operation {
-    operation(c, format!("list_{}", snake_name(c)), format!("List {}", c.name.replace('-', " ")), &errors::list(c))
+    operation(c, format!("list_{}", snake_name(c)), format!("List {}", c.name.replace('-', " ")), &errors::list(c), &c.read_scope())
         .description(Some(format!(
             "A page of {}, newest first unless `sort` says otherwise. While `meta.has_more` is true, \
              ask again with `cursor` set to `meta.next_cursor` (and the same `sort` and filters). \
@@ -143,7 +144,7 @@ fn list_operation(c: &'static Collection) -> Operation {
 }
 
 fn get_operation(c: &'static Collection) -> Operation {
-    operation(c, format!("get_{}", c.object), format!("Retrieve {}", a_record(c)), &errors::get(c))
+    operation(c, format!("get_{}", c.object), format!("Retrieve {}", a_record(c)), &errors::get(c), &c.read_scope())
         .description(Some(format!("Needs the scope `{}`. A record of another tenant or environment is `404`.", c.read_scope())))
         .parameter(fields_parameter(c))
         .response("200", success(&format!("The {}.", c.object.replace('_', " ")), &format!("{}Envelope", pascal(c.object))))
@@ -157,7 +158,7 @@ fn create_operation(c: &'static Collection) -> Operation {
     if errors::create_finds_records(c) {
         description.push_str(" Referenced records must exist in the same tenant and environment (`404` naming the field otherwise).");
     }
-    operation(c, format!("create_{}", c.object), format!("Create {}", a_record(c)), &errors::create(c))
+    operation(c, format!("create_{}", c.object), format!("Create {}", a_record(c)), &errors::create(c), &c.write_scope())
         .description(Some(description))
         .parameter(idempotency_parameter(c.name == "payments"))
         .request_body(Some(json_body(&format!("{name}Create"))))
@@ -167,7 +168,7 @@ fn create_operation(c: &'static Collection) -> Operation {
 
 fn update_operation(c: &'static Collection) -> Operation {
     let name = pascal(c.object);
-    operation(c, format!("update_{}", c.object), format!("Update {}", a_record(c)), &errors::update(c))
+    operation(c, format!("update_{}", c.object), format!("Update {}", a_record(c)), &errors::update(c), &c.write_scope())
         .description(Some(format!(
             "Changes only the fields given; `null` removes an optional value. Needs the scope `{}`.",
             c.write_scope()
@@ -182,7 +183,7 @@ fn delete_operation(c: &'static Collection) -> Operation {
     if errors::delete_can_conflict(c) {
         description.push_str(" A record still referenced by others is `409 conflict`.");
     }
-    operation(c, format!("delete_{}", c.object), format!("Delete {}", a_record(c)), &errors::delete(c))
+    operation(c, format!("delete_{}", c.object), format!("Delete {}", a_record(c)), &errors::delete(c), &c.write_scope())
         .description(Some(description))
         .response("200", success(&format!("The {} was deleted.", c.object.replace('_', " ")), "DeletedEnvelope"))
         .build()
@@ -201,14 +202,16 @@ fn action_path(c: &'static Collection, a: &'static Action) -> PathItem {
     if let Some(stamp) = a.stamp {
         description.push_str(&format!(" Sets `{stamp}` to the time of the action."));
     }
-    let mut op =
-        operation(c, format!("{}_{}", a.name, c.object), format!("{} {}", a.name.replace('_', " "), a_record(c)), &errors::action(c))
-            .description(Some(description))
-            .parameter(idempotency_parameter(false))
-            .response(
-                "200",
-                success(&format!("The {} after the action.", c.object.replace('_', " ")), &format!("{}Envelope", pascal(c.object))),
-            );
+    let mut op = operation(
+        c,
+        format!("{}_{}", a.name, c.object),
+        format!("{} {}", a.name.replace('_', " "), a_record(c)),
+        &errors::action(c),
+        &c.write_scope(),
+    )
+    .description(Some(description))
+    .parameter(idempotency_parameter(false))
+    .response("200", success(&format!("The {} after the action.", c.object.replace('_', " ")), &format!("{}Envelope", pascal(c.object))));
     // The body is optional and carries only the action's parameters.
     let mut body = ObjectBuilder::new().schema_type(Type::Object).additional_properties(Some(AdditionalProperties::FreeForm(false)));
     let mut required = Required::False;

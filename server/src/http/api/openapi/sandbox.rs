@@ -6,13 +6,12 @@ use utoipa::openapi::content::ContentBuilder;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, PathItemBuilder};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::AdditionalProperties;
-use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ComponentsBuilder, ObjectBuilder, PathItem, Required, Type};
 
 use super::errors::with_errors;
 use super::paths::{idempotency_parameter, success, version_parameter};
+use super::schema_ref;
 use super::schemas::{date_time, envelope};
-use super::{schema_ref, API_KEY};
 
 pub(super) const TAG: &str = "sandbox";
 pub(super) const CLOCK: &str = "/v1/sandbox/clock";
@@ -24,13 +23,13 @@ const CLOCK_ERRORS: &[u16] = &[400, 401, 404, 500];
 /// scope `*` (403), production (404), a body over 1 MiB (413) or not JSON (415).
 const ADVANCE_ERRORS: &[u16] = &[400, 401, 403, 404, 413, 415, 500];
 
-fn base(id: &str, summary: &str, description: &str, errors: &[u16]) -> OperationBuilder {
+fn base(id: &str, summary: &str, description: &str, errors: &[u16], scope: Option<&str>) -> OperationBuilder {
     let op = OperationBuilder::new()
         .tag(TAG)
         .operation_id(Some(id))
         .summary(Some(summary))
         .description(Some(description))
-        .securities(Some([SecurityRequirement::new(API_KEY, Vec::<String>::new())]))
+        .securities(Some(super::securities(scope)))
         .parameter(version_parameter());
     with_errors(op, errors)
 }
@@ -43,6 +42,7 @@ pub(super) fn paths() -> Vec<(&'static str, PathItem)> {
          until it is first advanced). Every sandbox record and event is dated by it. Any sandbox key may read \
          it. The sandbox address only: on production it is `404`, since live data runs on real time.",
         CLOCK_ERRORS,
+        None,
     )
     .response("200", success("The sandbox's time.", "SandboxClockEnvelope"));
     let advance = base(
@@ -54,6 +54,7 @@ pub(super) fn paths() -> Vec<(&'static str, PathItem)> {
          and each once, dated in sandbox time. Webhooks follow as for any event. Answers the new time and \
          what happened on the way. Needs the scope `*`. The sandbox address only: on production it is `404`.",
         ADVANCE_ERRORS,
+        Some("*"),
     )
     .parameter(idempotency_parameter(false))
     .request_body(Some(
