@@ -268,5 +268,9 @@ pub async fn access(store: &Store, secret: &str, now: DateTime<Utc>) -> std::res
     if t.kind != "access" || t.grant.revoked || t.expires_at <= now || !user_active(store, t.grant.tenant_id, t.grant.user_id).await? {
         return Ok(None);
     }
+    // To the minute, so reads do not all turn into writes (as API keys' `last_used_at`).
+    if t.grant.last_used_at.is_none_or(|at| now - at >= chrono::Duration::minutes(1)) {
+        store.oauth_touch_grant(t.grant.id, now).await?;
+    }
     Ok(Some(Access { grant: t.grant.id, tenant: t.grant.tenant_id, livemode: t.grant.livemode, scopes: t.scopes }))
 }

@@ -234,6 +234,10 @@ async fn revocation_introspection_and_metadata(app: &TestApp) {
     let pair = exchange(app, &c, Some(&secret), &code(app, &c, t.id, una, &["properties:read"]).await, VERIFIER).await;
     let (access, refresh) = (token(&pair, "access_token"), token(&pair, "refresh_token"));
 
+    // Use is recorded (to the minute) on the authorization, for "Connected apps".
+    let before = app.count_where("oauth_grants", "last_used_at IS NOT NULL").await;
+    assert_eq!(app.call_on(true, &access, "GET", "/v1/properties", None).await.status, 200);
+    assert_eq!(app.count_where("oauth_grants", "last_used_at IS NOT NULL").await, before + 1);
     let r = post(app, "/oauth/introspect", &[("token", &access)], basic).await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(

@@ -83,6 +83,8 @@ pub struct Grant {
     pub livemode: bool,
     pub scopes: Vec<String>,
     pub revoked: bool,
+    /// When a token of the grant last reached the API (to the minute).
+    pub last_used_at: Option<DateTime<Utc>>,
 }
 
 /// A code as stored, with its grant.
@@ -113,7 +115,7 @@ pub struct Issued {
     pub scopes: Vec<String>,
 }
 
-const GRANT_COLUMNS: [&str; 7] = ["id", "client_id", "tenant_id", "user_id", "livemode", "scopes", "revoked_at"];
+const GRANT_COLUMNS: [&str; 8] = ["id", "client_id", "tenant_id", "user_id", "livemode", "scopes", "revoked_at", "last_used_at"];
 
 fn grant_of(row: &Row) -> Result<Grant> {
     let missing = || incomplete("oauth grant");
@@ -125,6 +127,7 @@ fn grant_of(row: &Row) -> Result<Grant> {
         livemode: row.opt_bool("g_livemode")?.ok_or_else(missing)?,
         scopes: strings(row, "g_scopes")?,
         revoked: row.opt_datetime("g_revoked_at")?.is_some(),
+        last_used_at: row.opt_datetime("g_last_used_at")?,
     })
 }
 
@@ -397,6 +400,15 @@ impl Store {
     pub async fn oauth_revoke_grant(&self, grant: Uuid, now: DateTime<Utc>) -> Result<()> {
         let mut tx = self.begin_system(Intent::Write).await?;
         Self::oauth_revoke_grant_in(&mut tx, grant, now).await?;
+        tx.commit().await
+    }
+
+    /// Records that a grant's token reached the API (what "Connected apps" shows).
+    pub async fn oauth_touch_grant(&self, grant: Uuid, now: DateTime<Utc>) -> Result<()> {
+        let mut tx = self.begin_system(Intent::Write).await?;
+        let d = tx.dialect();
+        tx.execute(Query::update().table(a("oauth_grants")).value(a("last_used_at"), d.ts(now)).and_where(col("id").eq(d.uuid(grant))))
+            .await?;
         tx.commit().await
     }
 
