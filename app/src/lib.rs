@@ -57,6 +57,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("webhooks") view=pages::webhooks::WebhooksPage/>
                     <Route path=path!("webhooks/:id") view=pages::webhooks::WebhookPage/>
                     <Route path=path!("webhooks/:id/deliveries/:delivery") view=pages::webhooks::DeliveryPage/>
+                    <Route path=path!("oauth-apps") view=pages::oauth::OAuthAppsPage/>
+                    <Route path=path!("connected-apps") view=pages::oauth::ConnectedAppsPage/>
                     <Route path=path!("sandbox") view=pages::sandbox::SandboxPage/>
                     <Route path=path!("team") view=pages::TeamPage/>
                 </ParentRoute>

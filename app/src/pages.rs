@@ -11,11 +11,12 @@ use leptos_router::hooks::use_params_map;
 use crate::api::*;
 use crate::service::{ApiKeyView, CreatedKey, Me};
 
+pub mod oauth;
 pub mod sandbox;
 pub mod webhooks;
 
 /// A server function's error in words (without the framework's prefix).
-fn err_text(e: &ServerFnError) -> String {
+pub(crate) fn err_text(e: &ServerFnError) -> String {
     match e {
         ServerFnError::ServerError(m) => m.clone(),
         other => other.to_string(),
@@ -119,6 +120,8 @@ pub fn ConsoleLayout() -> impl IntoView {
                             <A href="/console" exact=true>"Overview"</A>
                             <A href="/console/service-accounts">"API access"</A>
                             <A href="/console/webhooks">"Webhooks"</A>
+                            <A href="/console/oauth-apps">"OAuth apps"</A>
+                            <A href="/console/connected-apps">"Connected apps"</A>
                             <A href="/console/sandbox">"Sandbox"</A>
                             <A href="/console/team">"Team"</A>
                         </nav>
@@ -147,7 +150,7 @@ pub fn ConsoleLayout() -> impl IntoView {
     }
 }
 
-fn me() -> Me {
+pub(crate) fn me() -> Me {
     expect_context::<Me>()
 }
 
@@ -466,7 +469,7 @@ fn KeyTable(keys: Vec<ApiKeyView>, csrf: String, revoke: ServerAction<RevokeKey>
 }
 
 /// `2026-11-22T10:15:00.123456Z` → `2026-11-22 10:15 UTC`.
-fn short_time(t: &str) -> String {
+pub(crate) fn short_time(t: &str) -> String {
     match (t.get(..10), t.get(11..16)) {
         (Some(d), Some(hm)) => format!("{d} {hm} UTC"),
         _ => t.to_string(),

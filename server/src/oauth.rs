@@ -30,13 +30,19 @@ pub async fn register_client(
     if name.is_empty() || name.chars().count() > 100 {
         return Err(Error::validation("name", "must be 1 to 100 characters"));
     }
+    check_redirect_uris(redirect_uris)?;
+    store.oauth_create_client(crate::store::oauth::NewClient { tenant_id: tenant, name, redirect_uris, public, livemode, now }).await
+}
+
+/// An app's redirect URIs: 1 to 10, each https or loopback http, no fragment.
+pub fn check_redirect_uris(redirect_uris: &[String]) -> std::result::Result<(), Error> {
     if redirect_uris.is_empty() || redirect_uris.len() > rules::MAX_REDIRECT_URIS {
         return Err(Error::validation("redirect_uris", format!("must list 1 to {} redirect URIs", rules::MAX_REDIRECT_URIS)));
     }
     for uri in redirect_uris {
         rules::check_redirect_uri(uri).map_err(|m| Error::validation("redirect_uris", m))?;
     }
-    store.oauth_create_client(crate::store::oauth::NewClient { tenant_id: tenant, name, redirect_uris, public, livemode, now }).await
+    Ok(())
 }
 
 /// An app as the CLI and the console show it (never its secret).

@@ -542,3 +542,70 @@ async fn operators_create_users_with_the_default_roles(app: &TestApp) {
     assert_eq!(app.count_where("users", &format!("tenant_id = '{tenant}'")).await, 2);
 }
 both!(operators_create_users_with_the_default_roles);
+
+/// "OAuth apps" and "Connected apps" (issue 12): owners and admins register, edit, rotate
+/// and delete their tenant's apps; users see and revoke the authorizations they gave
+/// (managers: everyone's); deleting an app revokes what it holds.
+async fn oauth_apps_and_connected_apps(app: &TestApp) {
+    use gable::console::service::OAuthAppForm;
+    let (svc, _) = service(&app.store);
+    let owner = sign_up(&svc, "Maple PM", "olive@example.com").await;
+    let form = |uris: &str, public: bool| OAuthAppForm { name: "Ledger Sync".into(), redirect_uris: uris.into(), public };
+    // Refusals name the field; nothing is registered.
+    let bad = failure(svc.create_oauth_app(&owner.me, form("http://example.com/cb", false)).await);
+    assert!(matches!(&bad, ConsoleError::Invalid { field, .. } if field == "redirect_uris"), "{bad:?}");
+    assert!(svc.oauth_apps(&owner.me).await.unwrap().is_empty());
+    let made = svc.create_oauth_app(&owner.me, form("https://ledger.example.com/cb\n\nhttp://127.0.0.1:8765/cb", false)).await.unwrap();
+    let secret = made.client_secret.clone().expect("a confidential app's secret, once");
+    assert_eq!(made.app.redirect_uris.len(), 2);
+    assert!(!made.app.livemode, "registered for the environment the console shows (newcomers: test)");
+    let listed = svc.oauth_apps(&owner.me).await.unwrap();
+    assert_eq!(listed, vec![made.app.clone()]);
+    // Edit, rotate (the old secret stops), delete.
+    let edited = svc.update_oauth_app(&owner.me, &made.app.id, "https://ledger.example.com/new").await.unwrap();
+    assert_eq!(edited.redirect_uris, ["https://ledger.example.com/new"]);
+    let rotated = svc.rotate_oauth_app_secret(&owner.me, &made.app.id).await.unwrap();
+    let new_secret = rotated.client_secret.unwrap();
+    assert_ne!(new_secret, secret);
+    let auth = |s: &str| gable::oauth::ClientAuth { client_id: made.app.client_id.clone(), secret: Some(s.to_string()), basic: false };
+    assert!(gable::oauth::authenticate_client(&app.store, &auth(&secret)).await.is_err());
+    assert!(gable::oauth::authenticate_client(&app.store, &auth(&new_secret)).await.is_ok());
+    let public = svc.create_oauth_app(&owner.me, form("https://spa.example.com/cb", true)).await.unwrap();
+    assert!(public.client_secret.is_none() && public.app.public);
+    assert!(matches!(failure(svc.rotate_oauth_app_secret(&owner.me, &public.app.id).await), ConsoleError::Conflict(_)));
+
+    // A read-only user sees apps but cannot manage them; another tenant cannot reach them.
+    let roles = svc.roles(&owner.me).await.unwrap();
+    let ro_role = roles.iter().find(|r| r.permissions == ["*:read"]).unwrap().id.clone();
+    let user = NewUser { email: "rory@example.com".into(), name: "Rory".into(), role_id: ro_role, password: PASSWORD.into() };
+    svc.create_user(&owner.me, user).await.unwrap();
+    let rory = svc.sign_in("rory@example.com", PASSWORD, &anyone(), None).await.unwrap();
+    assert_eq!(svc.oauth_apps(&rory.me).await.unwrap().len(), 2);
+    assert!(matches!(failure(svc.delete_oauth_app(&rory.me, &made.app.id).await), ConsoleError::Forbidden(_)));
+    let other = sign_up(&svc, "Other PM", "otto@example.com").await;
+    assert!(matches!(failure(svc.delete_oauth_app(&other.me, &made.app.id).await), ConsoleError::NotFound(_)));
+
+    // Connected apps: Rory and Olive each authorize the app (as consent does).
+    let client = app.store.oauth_client(&made.app.client_id).await.unwrap().unwrap();
+    let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+    for me in [&rory.me, &owner.me] {
+        let (tenant, user) = (me.tenant_id.parse().unwrap(), me.user_id.parse().unwrap());
+        let scopes = vec!["properties:read".to_string()];
+        app.store.oauth_issue_code(&client, tenant, user, &scopes, "https://ledger.example.com/new", challenge, Utc::now()).await.unwrap();
+    }
+    let mine = svc.connected_apps(&rory.me).await.unwrap();
+    assert_eq!(mine.len(), 1, "a read-only user sees their own");
+    assert_eq!((mine[0].app_name.as_str(), mine[0].user_email.as_str()), ("Ledger Sync", "rory@example.com"));
+    let all = svc.connected_apps(&owner.me).await.unwrap();
+    assert_eq!(all.len(), 2, "owners see everyone's");
+    let olives = all.iter().find(|g| g.user_email == "olive@example.com").unwrap();
+    assert!(matches!(failure(svc.revoke_connected_app(&rory.me, &olives.id).await), ConsoleError::NotFound(_)), "not Rory's to revoke");
+    svc.revoke_connected_app(&rory.me, &mine[0].id).await.unwrap();
+    assert_eq!(svc.connected_apps(&owner.me).await.unwrap().len(), 1);
+    // Deleting the app revokes what it still holds.
+    svc.delete_oauth_app(&owner.me, &made.app.id).await.unwrap();
+    assert!(svc.connected_apps(&owner.me).await.unwrap().is_empty());
+    assert_eq!(svc.oauth_apps(&owner.me).await.unwrap().len(), 1);
+    assert!(app.store.oauth_client(&made.app.client_id).await.unwrap().is_none());
+}
+both!(oauth_apps_and_connected_apps);

@@ -13,6 +13,7 @@
 //! - `sandbox`: resetting the tenant's sandbox (and the demo portfolio)
 
 mod accounts;
+pub mod oauth_apps;
 pub mod passwords;
 mod sandbox;
 mod service_accounts;
@@ -27,8 +28,9 @@ use chrono::{DateTime, Utc};
 pub use gable_app::service;
 
 use gable_app::service::{
-    ApiKeyView, Console, ConsoleError, CreatedKey, DeliveryDetail, DeliveryFilter, DeliveryView, Me, NewKey, NewSession, NewUser, RoleView,
-    SandboxReset, ServiceAccount, SignUp, UserView, WebhookForm, WebhookView, WebhookWithSecret,
+    ApiKeyView, ConnectedAppView, Console, ConsoleError, CreatedKey, DeliveryDetail, DeliveryFilter, DeliveryView, Me, NewKey, NewSession,
+    NewUser, OAuthAppForm, OAuthAppView, OAuthAppWithSecret, RoleView, SandboxReset, ServiceAccount, SignUp, UserView, WebhookForm,
+    WebhookView, WebhookWithSecret,
 };
 use uuid::Uuid;
 
@@ -223,5 +225,33 @@ impl Console for ConsoleService {
 
     async fn reset_sandbox(&self, me: &Me, demo: bool) -> Result<SandboxReset, ConsoleError> {
         self.reset_tenant_sandbox(me, demo).await
+    }
+
+    async fn oauth_apps(&self, me: &Me) -> Result<Vec<OAuthAppView>, ConsoleError> {
+        self.list_oauth_apps(me).await
+    }
+
+    async fn create_oauth_app(&self, me: &Me, form: OAuthAppForm) -> Result<OAuthAppWithSecret, ConsoleError> {
+        self.add_oauth_app(me, form).await
+    }
+
+    async fn update_oauth_app(&self, me: &Me, id: &str, redirect_uris: &str) -> Result<OAuthAppView, ConsoleError> {
+        self.change_oauth_app(me, id, redirect_uris).await
+    }
+
+    async fn rotate_oauth_app_secret(&self, me: &Me, id: &str) -> Result<OAuthAppWithSecret, ConsoleError> {
+        self.new_oauth_app_secret(me, id).await
+    }
+
+    async fn delete_oauth_app(&self, me: &Me, id: &str) -> Result<(), ConsoleError> {
+        self.remove_oauth_app(me, id).await
+    }
+
+    async fn connected_apps(&self, me: &Me) -> Result<Vec<ConnectedAppView>, ConsoleError> {
+        self.list_connected_apps(me).await
+    }
+
+    async fn revoke_connected_app(&self, me: &Me, id: &str) -> Result<(), ConsoleError> {
+        self.disconnect_app(me, id).await
     }
 }

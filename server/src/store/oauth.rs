@@ -131,6 +131,33 @@ fn grant_of(row: &Row) -> Result<Grant> {
     })
 }
 
+fn client_of(r: &Row) -> Result<Client> {
+    let missing = || incomplete("oauth client");
+    Ok(Client {
+        id: r.opt_uuid("id")?.ok_or_else(missing)?,
+        tenant_id: r.opt_uuid("tenant_id")?.ok_or_else(missing)?,
+        client_id: r.opt_string("client_id")?.ok_or_else(missing)?,
+        name: r.opt_string("name")?.ok_or_else(missing)?,
+        redirect_uris: strings(r, "redirect_uris")?,
+        secret_hash: r.opt_string("secret_hash")?,
+        livemode: r.opt_bool("livemode")?.ok_or_else(missing)?,
+        created_at: r.opt_datetime("created_at")?.ok_or_else(missing)?,
+    })
+}
+
+/// A standing authorization as "Connected apps" lists it.
+#[derive(Debug, Clone)]
+pub struct GrantRow {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub email: String,
+    pub app_name: String,
+    pub livemode: bool,
+    pub scopes: Vec<String>,
+    pub created_at: DateTime<Utc>,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
 /// A select of `table` joined to its grant, the grant's columns as `g_*`.
 fn with_grant(table: &str) -> sea_query::SelectStatement {
     let mut q = Query::select();
@@ -201,18 +228,141 @@ impl Store {
             )
             .await?;
         tx.commit().await?;
-        let Some(r) = row else { return Ok(None) };
-        let missing = || incomplete("oauth client");
-        Ok(Some(Client {
-            id: r.opt_uuid("id")?.ok_or_else(missing)?,
-            tenant_id: r.opt_uuid("tenant_id")?.ok_or_else(missing)?,
-            client_id: r.opt_string("client_id")?.ok_or_else(missing)?,
-            name: r.opt_string("name")?.ok_or_else(missing)?,
-            redirect_uris: strings(&r, "redirect_uris")?,
-            secret_hash: r.opt_string("secret_hash")?,
-            livemode: r.opt_bool("livemode")?.ok_or_else(missing)?,
-            created_at: r.opt_datetime("created_at")?.ok_or_else(missing)?,
-        }))
+        row.as_ref().map(client_of).transpose()
+    }
+
+    /// The apps a tenant registered, newest first (deleted ones left out).
+    pub async fn oauth_clients_of(&self, tenant: Uuid) -> Result<Vec<Client>> {
+        let mut tx = self.begin_system(Intent::Read).await?;
+        let d = tx.dialect();
+        let rows = tx
+            .fetch_all(
+                Query::select()
+                    .columns(["id", "tenant_id", "client_id", "name", "redirect_uris", "secret_hash", "livemode", "created_at"].map(a))
+                    .from(a("oauth_clients"))
+                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
+                    .and_where(col("deleted_at").is_null())
+                    .order_by(a("created_at"), sea_query::Order::Desc),
+            )
+            .await?;
+        tx.commit().await?;
+        rows.iter().map(client_of).collect()
+    }
+
+    /// Changes an app of the tenant: its redirect URIs and, when given, its secret's hash.
+    /// False when the tenant has no such app.
+    pub async fn oauth_update_client(
+        &self,
+        tenant: Uuid,
+        id: Uuid,
+        redirect_uris: Option<&[String]>,
+        secret_hash: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<bool> {
+        let mut tx = self.begin_system(Intent::Write).await?;
+        let d = tx.dialect();
+        let mut q = Query::update();
+        q.table(a("oauth_clients")).value(a("updated_at"), d.ts(now));
+        if let Some(uris) = redirect_uris {
+            q.value(a("redirect_uris"), d.json(serde_json::json!(uris)));
+        }
+        if let Some(h) = secret_hash {
+            q.value(a("secret_hash"), h);
+        }
+        q.and_where(col("tenant_id").eq(d.uuid(tenant))).and_where(col("id").eq(d.uuid(id))).and_where(col("deleted_at").is_null());
+        let n = tx.execute(&q).await?;
+        tx.commit().await?;
+        Ok(n == 1)
+    }
+
+    /// Deletes an app of the tenant (softly) and revokes every authorization it holds.
+    pub async fn oauth_delete_client(&self, tenant: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<bool> {
+        let mut tx = self.begin_system(Intent::Write).await?;
+        let d = tx.dialect();
+        let n = tx
+            .execute(
+                Query::update()
+                    .table(a("oauth_clients"))
+                    .value(a("deleted_at"), d.ts(now))
+                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
+                    .and_where(col("id").eq(d.uuid(id)))
+                    .and_where(col("deleted_at").is_null()),
+            )
+            .await?;
+        tx.execute(
+            Query::update()
+                .table(a("oauth_grants"))
+                .value(a("revoked_at"), d.ts(now))
+                .and_where(col("client_id").eq(d.uuid(id)))
+                .and_where(col("revoked_at").is_null()),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(n == 1)
+    }
+
+    /// The standing authorizations users of a tenant gave (`user`: one user's only), with
+    /// their apps' names and the users' emails, newest first.
+    pub async fn oauth_grants_of(&self, tenant: Uuid, user: Option<Uuid>) -> Result<Vec<GrantRow>> {
+        let (g, c, u) = ("oauth_grants", "oauth_clients", "users");
+        let mut tx = self.begin_system(Intent::Read).await?;
+        let d = tx.dialect();
+        let mut q = Query::select();
+        for col_name in ["id", "user_id", "livemode", "scopes", "created_at", "last_used_at"] {
+            q.expr_as(tc(g, col_name), a(col_name));
+        }
+        q.expr_as(tc(c, "name"), a("app_name"))
+            .expr_as(tc(u, "email"), a("email"))
+            .from(a(g))
+            .inner_join(a(c), tc(c, "id").equals((a(g), a("client_id"))))
+            .left_join(
+                a(u),
+                tc(u, "tenant_id")
+                    .equals((a(g), a("tenant_id")))
+                    .and(tc(u, "livemode").eq(true))
+                    .and(tc(u, "id").equals((a(g), a("user_id")))),
+            )
+            .and_where(tc(g, "tenant_id").eq(d.uuid(tenant)))
+            .and_where(tc(g, "revoked_at").is_null())
+            .order_by((a(g), a("created_at")), sea_query::Order::Desc);
+        if let Some(user) = user {
+            q.and_where(tc(g, "user_id").eq(d.uuid(user)));
+        }
+        let rows = tx.fetch_all(&q).await?;
+        tx.commit().await?;
+        let missing = || incomplete("oauth grant");
+        rows.iter()
+            .map(|r| {
+                Ok(GrantRow {
+                    id: r.opt_uuid("id")?.ok_or_else(missing)?,
+                    user_id: r.opt_uuid("user_id")?.ok_or_else(missing)?,
+                    email: r.opt_string("email")?.unwrap_or_default(),
+                    app_name: r.opt_string("app_name")?.ok_or_else(missing)?,
+                    livemode: r.opt_bool("livemode")?.ok_or_else(missing)?,
+                    scopes: strings(r, "scopes")?,
+                    created_at: r.opt_datetime("created_at")?.ok_or_else(missing)?,
+                    last_used_at: r.opt_datetime("last_used_at")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Revokes one standing authorization of the tenant (of `user` only, when given).
+    pub async fn oauth_revoke_grant_of(&self, tenant: Uuid, user: Option<Uuid>, grant: Uuid, now: DateTime<Utc>) -> Result<bool> {
+        let mut tx = self.begin_system(Intent::Write).await?;
+        let d = tx.dialect();
+        let mut q = Query::update();
+        q.table(a("oauth_grants"))
+            .value(a("revoked_at"), d.ts(now))
+            .and_where(col("tenant_id").eq(d.uuid(tenant)))
+            .and_where(col("id").eq(d.uuid(grant)))
+            .and_where(col("revoked_at").is_null());
+        if let Some(user) = user {
+            q.and_where(col("user_id").eq(d.uuid(user)));
+        }
+        let n = tx.execute(&q).await?;
+        tx.commit().await?;
+        Ok(n == 1)
     }
 
     // ---- codes -------------------------------------------------------------------
