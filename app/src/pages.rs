@@ -60,6 +60,17 @@ pub fn SignInPage() -> impl IntoView {
     let action = ServerAction::<SignIn>::new();
     // An OAuth authorization request (or a console page) sends the user here and back.
     let next = leptos_router::hooks::use_query_map().with_untracked(|q| q.get("next")).filter(|n| crate::api::is_return_path(n));
+    // The OAuth authorization request is a page the server renders, not a route of the
+    // console's router: after signing in, the browser loads it anew.
+    #[cfg(feature = "hydrate")]
+    {
+        let next = next.clone().filter(|n| n.starts_with("/oauth/"));
+        Effect::new(move |_| {
+            if let (Some(Ok(())), Some(n)) = (action.value().get(), next.as_ref()) {
+                let _ = window().location().set_href(n);
+            }
+        });
+    }
     view! {
         <main class="page narrow">
             <header class="brand"><span class="logo" aria-hidden="true">"▲"</span><h1>"Sign in to Gable"</h1></header>

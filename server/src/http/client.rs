@@ -56,7 +56,13 @@ pub fn cross_site(headers: &HeaderMap) -> bool {
     let host = headers.get(axum::http::header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
     let origin_host =
         headers.get(axum::http::header::ORIGIN).and_then(|v| v.to_str().ok()).map(|o| o.split_once("://").map_or(o, |(_, rest)| rest));
-    match (origin_host, headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())) {
+    let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+    match (origin_host, fetch_site) {
+        // `Origin: null` names no origin (a page with `Referrer-Policy: no-referrer`, a
+        // sandboxed frame): the browser's own `Sec-Fetch-Site` decides, and without it the
+        // request is taken as cross-site.
+        (Some("null"), Some(site)) => !matches!(site, "same-origin" | "none"),
+        (Some("null"), None) => true,
         (Some(o), _) => o != host,
         (None, Some(site)) => !matches!(site, "same-origin" | "none"),
         (None, None) => false,
@@ -244,5 +250,19 @@ mod tests {
         assert!(!client("10.0.0.2", &proxies, &[("x-forwarded-proto", "http")]).1);
         assert!(client("10.0.0.2", &proxies, &[("forwarded", "for=203.0.113.9;proto=https")]).1);
         assert!(!client("10.0.0.2", &proxies, &[]).1);
+    }
+
+    #[test]
+    fn cross_site_is_decided_by_what_the_browser_says() {
+        let host = ("host", "gable.example:8080");
+        assert!(!cross_site(&headers(&[host])), "no browser headers: not a page's request");
+        assert!(!cross_site(&headers(&[host, ("origin", "http://gable.example:8080")])));
+        assert!(cross_site(&headers(&[host, ("origin", "https://evil.example")])));
+        assert!(!cross_site(&headers(&[host, ("sec-fetch-site", "same-origin")])));
+        assert!(cross_site(&headers(&[host, ("sec-fetch-site", "cross-site")])));
+        // `Origin: null` (a no-referrer page's form): the browser's Sec-Fetch-Site decides.
+        assert!(!cross_site(&headers(&[host, ("origin", "null"), ("sec-fetch-site", "same-origin")])));
+        assert!(cross_site(&headers(&[host, ("origin", "null"), ("sec-fetch-site", "cross-site")])));
+        assert!(cross_site(&headers(&[host, ("origin", "null")])));
     }
 }

@@ -225,7 +225,9 @@ fn page(status: StatusCode, title: &str, body: &str, redirect_origin: Option<&st
     let h = resp.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert("x-frame-options", HeaderValue::from_static("DENY"));
-    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    // same-origin, not no-referrer: with no-referrer Chromium posts the consent form with
+    // `Origin: null`; the app's site still gets no Referer.
+    h.insert("referrer-policy", HeaderValue::from_static("same-origin"));
     h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
     if let Ok(v) = HeaderValue::from_str(&csp) {
         h.insert(header::CONTENT_SECURITY_POLICY, v);
@@ -376,7 +378,7 @@ async fn authorize(State(st): State<ApiState>, headers: HeaderMap, axum::extract
         body.push_str("<fieldset><legend>Allow the app to:</legend>");
         for (i, scope) in grantable.iter().enumerate() {
             body.push_str(&format!(
-                "<label for=\"grant-{i}\"><input type=\"checkbox\" id=\"grant-{i}\" name=\"grant\" value=\"{v}\" checked> {w} <code>{v}</code></label>",
+                "<label class=\"check\" for=\"grant-{i}\"><input type=\"checkbox\" id=\"grant-{i}\" name=\"grant\" value=\"{v}\" checked> {w} <code>{v}</code></label>",
                 v = esc(scope),
                 w = esc(&rules::describe_scope(scope)),
             ));
