@@ -1,0 +1,33 @@
+"""Gable's Python starter kit (standard library only). See README.md."""
+
+from .client import API_VERSION, LIVE, SANDBOX, Client, Collection, Payments
+from .errors import (
+    AuthenticationError,
+    ConflictError,
+    GableError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionError,
+    RateLimitError,
+    ServerError,
+)
+from .webhooks import SignatureVerificationError, verify
+
+__all__ = [
+    "API_VERSION",
+    "LIVE",
+    "SANDBOX",
+    "Client",
+    "Collection",
+    "Payments",
+    "GableError",
+    "InvalidRequestError",
+    "AuthenticationError",
+    "PermissionError",
+    "NotFoundError",
+    "ConflictError",
+    "RateLimitError",
+    "ServerError",
+    "SignatureVerificationError",
+    "verify",
+]

@@ -1,0 +1,124 @@
+"""The kit against a real Gable (started by sdks/run.sh, which exports GABLE_SANDBOX_URL and
+GABLE_TEST_KEY: a sandbox key with every scope). Standard library only."""
+
+import http.server
+import json
+import os
+import threading
+import time
+import unittest
+import uuid
+
+import gable
+
+URL = os.environ["GABLE_SANDBOX_URL"]
+KEY = os.environ["GABLE_TEST_KEY"]
+RUN = uuid.uuid4().hex[:8]
+ADDRESS = {"line1": "1 Kit Street", "city": "Portland", "country": "US"}
+
+
+def client(**kw):
+    return gable.Client.sandbox(KEY, URL, **kw)
+
+
+class AgainstGable(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.g = client()
+        cls.property = cls.g.properties.create({"name": f"Kit Court {RUN}", "kind": "residential", "address": ADDRESS})
+
+    def test_create_list_with_auto_pagination_and_filters(self):
+        own = self.g.properties.create({"name": f"Paging Court {RUN}", "kind": "residential", "address": ADDRESS})
+        made = [self.g.units.create({"property_id": own["id"], "number": f"{RUN}-{i}", "bedrooms": i % 2}) for i in range(5)]
+        seen = list(self.g.units.list(filters={"property_id": own["id"]}, limit=2, sort="number"))
+        self.assertEqual([u["id"] for u in seen], [u["id"] for u in made], "three pages of two, in order")
+        two_beds = list(self.g.units.list(filters={"property_id": own["id"], "bedrooms": 1}, fields=["id", "bedrooms"]))
+        self.assertEqual(len(two_beds), 2)
+        self.assertTrue(all(set(u) <= {"id", "bedrooms", "object"} for u in two_beds), two_beds)
+        page = self.g.units.page(filters={"property_id": own["id"]}, limit=2)
+        self.assertTrue(page["meta"]["has_more"])
+
+    def test_actions_and_typed_errors(self):
+        unit = self.g.units.create({"property_id": self.property["id"], "number": f"{RUN}-L"})
+        listing = self.g.listings.create({"unit_id": unit["id"], "title": "Bright", "rent": "1450.00", "currency": "USD"})
+        self.assertEqual(self.g.listings.action(listing["id"], "publish")["status"], "published")
+        with self.assertRaises(gable.ConflictError) as conflict:
+            self.g.listings.action(listing["id"], "publish")
+        self.assertEqual((conflict.exception.status, conflict.exception.code), (409, "invalid_state_transition"))
+        self.assertTrue(conflict.exception.request_id)
+        with self.assertRaises(gable.NotFoundError) as missing:
+            self.g.units.get(str(uuid.uuid4()))
+        self.assertEqual(missing.exception.status, 404)
+        with self.assertRaises(gable.InvalidRequestError) as invalid:
+            self.g.units.create({"property_id": self.property["id"], "number": f"{RUN}-X", "bedrooms": -1})
+        self.assertEqual(invalid.exception.param, "bedrooms")
+        with self.assertRaises(gable.AuthenticationError):
+            gable.Client.sandbox("gbl_test_" + "x" * 43, URL).units.page()
+
+    def test_a_retried_test_payment_pays_once(self):
+        before = sum(1 for _ in self.g.payments.list(limit=100))
+        key = str(uuid.uuid4())
+        first = self.g.payments.create_test_payment("succeeded", "12.50", "USD", idempotency_key=key)
+        again = self.g.payments.create_test_payment("succeeded", "12.50", "USD", idempotency_key=key)
+        self.assertEqual(first["id"], again["id"])
+        self.assertEqual(first["status"], "succeeded")
+        self.assertEqual(sum(1 for _ in self.g.payments.list(limit=100)), before + 1, "one payment for the retried request")
+        other = self.g.payments.create_test_payment("failed", 3, "USD")
+        self.assertNotEqual(other["id"], first["id"])
+        self.assertEqual(other["status"], "failed")
+
+    def test_429_is_retried_after_retry_after(self):
+        # The server runs with a low sandbox rate limit (sdks/run.sh); this burst exceeds it.
+        impatient = client(max_retries=0)
+        with self.assertRaises(gable.RateLimitError):
+            for _ in range(40):
+                impatient.units.page(limit=1)
+        patient = client(max_retries=5)
+        started = time.monotonic()
+        for _ in range(20):
+            patient.units.page(limit=1)
+        self.assertGreater(time.monotonic() - started, 0.5, "the burst had to wait for Retry-After")
+
+    def test_webhook_verification_of_a_real_delivery(self):
+        received = []
+
+        class Receiver(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                received.append((body, dict(self.headers)))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+        self.addCleanup(server.server_close)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            hook = self.g.webhooks.create({"url": f"http://127.0.0.1:{server.server_port}/hook", "events": ["lead.created"]})
+            secret = hook["secret"]
+            self.g.leads.create({"name": "Lee", "email": f"lee.{RUN}@example.com"})
+            deadline = time.time() + 30
+            while not received and time.time() < deadline:
+                time.sleep(0.2)
+            self.assertTrue(received, "Gable delivered the event")
+            body, headers = received[0]
+            event = gable.verify(body, headers, secret)
+            self.assertEqual(event["type"], "lead.created")
+            for tampered, why in [
+                (body.replace(b"Lee", b"Eve"), "tampered body"),
+            ]:
+                with self.assertRaises(gable.SignatureVerificationError, msg=why):
+                    gable.verify(tampered, headers, secret)
+            with self.assertRaises(gable.SignatureVerificationError):
+                gable.verify(body, headers, "whsec_wrong")
+            with self.assertRaises(gable.SignatureVerificationError):
+                gable.verify(body, headers, secret, now=time.time() + 3600)
+            self.g.webhooks.delete(hook["id"])
+        finally:
+            server.shutdown()
+
+
+if __name__ == "__main__":
+    unittest.main()
