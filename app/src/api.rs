@@ -11,7 +11,7 @@ use crate::service::{
 };
 
 #[cfg(feature = "ssr")]
-pub use ssr::{ClientInfo, ConsoleConfig, SESSION_COOKIE};
+pub use ssr::{session_token_in, ClientInfo, ConsoleConfig};
 
 #[cfg(feature = "ssr")]
 mod ssr {
@@ -54,8 +54,13 @@ mod ssr {
 
     /// The session token from the request's cookie, if any.
     pub fn session_token() -> Option<String> {
-        let parts = parts()?;
-        parts.headers.get_all(http::header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|header| {
+        session_token_in(&parts()?.headers)
+    }
+
+    /// The session token in these request headers' cookies, if any (the console's server
+    /// functions, and the OAuth consent page outside them).
+    pub fn session_token_in(headers: &http::HeaderMap) -> Option<String> {
+        headers.get_all(http::header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|header| {
             header.split(';').map(str::trim).find_map(|pair| {
                 let (name, value) = pair.split_once('=')?;
                 (name == SESSION_COOKIE && !value.is_empty()).then(|| value.to_string())

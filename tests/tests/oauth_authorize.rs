@@ -35,6 +35,14 @@ fn authorize_query(client_id: &str, scope: &str, method: Option<&str>) -> String
     q.finish()
 }
 
+/// A property manager signed up in the console (an owner), with the console service.
+async fn sign_up_owner(app: &TestApp) -> (ConsoleService, gable::console::service::NewSession) {
+    let console = ConsoleService::new(app.state.ops.clone());
+    let form = SignUp { company: "Maple PM".into(), name: "Olive".into(), email: "olive@example.com".into(), password: PASSWORD.into() };
+    let owner = console.sign_up(form, "127.0.0.1").await.expect("sign-up");
+    (console, owner)
+}
+
 async fn get(app: &TestApp, path: &str, cookie: Option<&str>) -> Res {
     let mut req = no_redirects().get(format!("{}{path}", app.live));
     if let Some(c) = cookie {
@@ -82,14 +90,7 @@ fn param(u: &url::Url, name: &str) -> Option<String> {
 }
 
 async fn consent_issues_a_code_the_token_endpoint_takes(app: &TestApp) {
-    let console = ConsoleService::new(app.state.ops.clone());
-    let owner = console
-        .sign_up(
-            SignUp { company: "Maple PM".into(), name: "Olive".into(), email: "olive@example.com".into(), password: PASSWORD.into() },
-            "127.0.0.1",
-        )
-        .await
-        .expect("sign-up");
+    let (_, owner) = sign_up_owner(app).await;
     // The app is another tenant's: a third-party app.
     let vendor = app.store.create_tenant("Ledger Sync Inc").await.unwrap();
     let uris = vec![REDIRECT.to_string()];
@@ -151,14 +152,7 @@ async fn consent_issues_a_code_the_token_endpoint_takes(app: &TestApp) {
 both!(consent_issues_a_code_the_token_endpoint_takes);
 
 async fn bad_requests_are_shown_or_redirected_with_an_error(app: &TestApp) {
-    let console = ConsoleService::new(app.state.ops.clone());
-    let owner = console
-        .sign_up(
-            SignUp { company: "Maple PM".into(), name: "Olive".into(), email: "olive@example.com".into(), password: PASSWORD.into() },
-            "127.0.0.1",
-        )
-        .await
-        .expect("sign-up");
+    let (console, owner) = sign_up_owner(app).await;
     let vendor = app.store.create_tenant("Vendor").await.unwrap();
     let uris = vec![REDIRECT.to_string()];
     let (client, _) = gable::oauth::register_client(&app.store, vendor, "Ledger Sync", &uris, true, true, app.clock.now()).await.unwrap();

@@ -9,7 +9,8 @@ use super::{require_manage, store_error, tenant_of, ConsoleService};
 use crate::domain::value::format_datetime;
 use crate::error::Error;
 use crate::store::keys::hash_secret;
-use crate::store::oauth::{generate, Client};
+use crate::store::keys::random_secret;
+use crate::store::oauth::Client;
 
 fn view(c: &Client) -> OAuthAppView {
     OAuthAppView {
@@ -91,7 +92,7 @@ impl ConsoleService {
         if app.is_public() {
             return Err(ConsoleError::Conflict("This app is public: it has no secret to rotate.".into()));
         }
-        let secret = generate(crate::domain::oauth::CLIENT_SECRET_PREFIX);
+        let secret = random_secret(crate::domain::oauth::CLIENT_SECRET_PREFIX);
         self.store
             .oauth_update_client(app.tenant_id, app.id, None, Some(&hash_secret(&secret)), self.now())
             .await

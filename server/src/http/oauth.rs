@@ -321,17 +321,8 @@ async fn check(st: &ApiState, p: &AuthzParams) -> Result<Checked, Refusal> {
     })
 }
 
-fn session_cookie(headers: &HeaderMap) -> Option<String> {
-    headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|h| {
-        h.split(';').find_map(|kv| {
-            let (k, v) = kv.trim().split_once('=')?;
-            (k == gable_app::api::SESSION_COOKIE && !v.is_empty()).then(|| v.to_string())
-        })
-    })
-}
-
 async fn signed_in(st: &ApiState, headers: &HeaderMap) -> Result<Option<crate::store::console::StoredSession>, Response> {
-    let Some(token) = session_cookie(headers) else { return Ok(None) };
+    let Some(token) = gable_app::api::session_token_in(headers) else { return Ok(None) };
     crate::console::sessions::current(&st.app.store, &token, st.app.ops.clock().now()).await.map_err(|e| {
         tracing::error!(error = %e, "oauth: reading the console session failed");
         error_page(StatusCode::INTERNAL_SERVER_ERROR, "something went wrong on our side; try again")
@@ -342,17 +333,20 @@ fn origin_of(uri: &str) -> Option<String> {
     url::Url::parse(uri).ok().map(|u| u.origin().ascii_serialization())
 }
 
+/// The parameters of an authorization request and the request checked.
+async fn checked(st: &ApiState, raw: &[u8]) -> Result<(AuthzParams, Checked), Response> {
+    let p = AuthzParams::parse(raw).map_err(|m| error_page(StatusCode::BAD_REQUEST, &m))?;
+    let c = check(st, &p).await.map_err(IntoResponse::into_response)?;
+    Ok((p, c))
+}
+
 /// `GET /oauth/authorize`: checks the request, sends a signed-out user to sign in (and
 /// back), and shows the consent page.
 async fn authorize(State(st): State<ApiState>, headers: HeaderMap, axum::extract::RawQuery(raw): axum::extract::RawQuery) -> Response {
     let raw = raw.unwrap_or_default();
-    let p = match AuthzParams::parse(raw.as_bytes()) {
-        Ok(p) => p,
-        Err(m) => return error_page(StatusCode::BAD_REQUEST, &m),
-    };
-    let c = match check(&st, &p).await {
-        Ok(c) => c,
-        Err(refusal) => return refusal.into_response(),
+    let c = match checked(&st, raw.as_bytes()).await {
+        Ok((_, c)) => c,
+        Err(resp) => return resp,
     };
     let s = match signed_in(&st, &headers).await {
         Ok(Some(s)) => s,
@@ -421,13 +415,9 @@ async fn consent(State(st): State<ApiState>, headers: HeaderMap, body: Bytes) ->
     if crate::http::client::cross_site(&headers) {
         return error_page(StatusCode::FORBIDDEN, "the answer must come from Gable's consent page");
     }
-    let p = match AuthzParams::parse(&body) {
-        Ok(p) => p,
-        Err(m) => return error_page(StatusCode::BAD_REQUEST, &m),
-    };
-    let c = match check(&st, &p).await {
-        Ok(c) => c,
-        Err(refusal) => return refusal.into_response(),
+    let (p, c) = match checked(&st, &body).await {
+        Ok(pc) => pc,
+        Err(resp) => return resp,
     };
     let s = match signed_in(&st, &headers).await {
         Ok(Some(s)) => s,

@@ -72,8 +72,14 @@ pub fn hash_secret(secret: &str) -> String {
 
 /// `gbl_live_…` / `gbl_test_…` with 43 base-62 characters: about 256 bits from the OS.
 pub fn generate_secret(livemode: bool) -> String {
+    random_secret(if livemode { "gbl_live_" } else { "gbl_test_" })
+}
+
+/// A secret with a prefix that says what it is (`gbl_…`, `gft_…`, `gat_…`): 43 base-62
+/// characters, about 256 bits from the OS. Gable keeps only its SHA-256.
+pub fn random_secret(prefix: &str) -> String {
     let body: String = OsRng.sample_iter(&Alphanumeric).take(43).map(char::from).collect();
-    format!("gbl_{}_{body}", if livemode { "live" } else { "test" })
+    format!("{prefix}{body}")
 }
 
 use sea_query::{Alias, Expr, Query};

@@ -5,11 +5,10 @@
 //! as SHA-256.
 
 use chrono::{DateTime, Utc};
-use rand::{distributions::Alphanumeric, rngs::OsRng, Rng};
 use sea_query::{Alias, Expr, Query};
 use uuid::Uuid;
 
-use super::keys::hash_secret;
+use super::keys::{hash_secret, random_secret};
 use super::{Intent, Row, Store, Tx};
 use crate::error::{Error, Result};
 
@@ -34,12 +33,6 @@ fn strings(row: &Row, column: &str) -> Result<Vec<String>> {
         Some(v) if !v.is_null() => serde_json::from_value(v).map_err(Error::internal),
         _ => Ok(vec![]),
     }
-}
-
-/// A random secret with a prefix: 43 base-62 characters, about 256 bits from the OS.
-pub fn generate(prefix: &str) -> String {
-    let body: String = OsRng.sample_iter(&Alphanumeric).take(43).map(char::from).collect();
-    format!("{prefix}{body}")
 }
 
 /// A registered app.
@@ -174,8 +167,8 @@ impl Store {
     /// Registers an app; returns it and, for a confidential client, its secret (once).
     pub async fn oauth_create_client(&self, new: NewClient<'_>) -> Result<(Client, Option<String>)> {
         let id = Uuid::now_v7();
-        let client_id = generate(crate::domain::oauth::CLIENT_ID_PREFIX);
-        let secret = (!new.public).then(|| generate(crate::domain::oauth::CLIENT_SECRET_PREFIX));
+        let client_id = random_secret(crate::domain::oauth::CLIENT_ID_PREFIX);
+        let secret = (!new.public).then(|| random_secret(crate::domain::oauth::CLIENT_SECRET_PREFIX));
         let secret_hash = secret.as_deref().map(hash_secret);
         let mut tx = self.begin_system(Intent::Write).await?;
         let d = tx.dialect();
@@ -380,7 +373,7 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<String> {
         let grant = Uuid::now_v7();
-        let code = generate(crate::domain::oauth::CODE_PREFIX);
+        let code = random_secret(crate::domain::oauth::CODE_PREFIX);
         let mut tx = self.begin_system(Intent::Write).await?;
         let d = tx.dialect();
         tx.execute(
@@ -452,8 +445,8 @@ impl Store {
     /// Issues an access token and a refresh token of a grant.
     pub async fn oauth_issue_tokens(tx: &mut Tx, grant: Uuid, scopes: &[String], now: DateTime<Utc>) -> Result<Issued> {
         use crate::domain::oauth::{ACCESS_LIFETIME, ACCESS_PREFIX, REFRESH_LIFETIME, REFRESH_PREFIX};
-        let access = generate(ACCESS_PREFIX);
-        let refresh = generate(REFRESH_PREFIX);
+        let access = random_secret(ACCESS_PREFIX);
+        let refresh = random_secret(REFRESH_PREFIX);
         let d = tx.dialect();
         for (secret, kind, lifetime) in [(&access, "access", ACCESS_LIFETIME), (&refresh, "refresh", REFRESH_LIFETIME)] {
             tx.execute(

@@ -4,9 +4,6 @@
 
 use async_trait::async_trait;
 use chrono::Duration;
-use rand::distributions::Alphanumeric;
-use rand::rngs::OsRng;
-use rand::Rng;
 
 use super::{col, new_value, referenced, Behaviour, NewRecord};
 use crate::domain::flows::{Flow, LIFETIME_MINUTES};
@@ -27,8 +24,7 @@ impl Behaviour for FlowTokens {
     async fn before_create(&self, w: &mut Work, c: &'static Collection, new: &mut NewRecord) -> Result<()> {
         let flow = new_value(new, "flow").as_str().and_then(Flow::parse).ok_or_else(|| Error::validation("flow", "is required"))?;
         check_subject(w, flow, new).await?;
-        let body: String = OsRng.sample_iter(&Alphanumeric).take(43).map(char::from).collect();
-        let token = format!("{}{body}", crate::domain::flows::TOKEN_PREFIX);
+        let token = crate::store::keys::random_secret(crate::domain::flows::TOKEN_PREFIX);
         new.changes.values.insert("expires_at", Val::DateTime(w.now + Duration::minutes(LIFETIME_MINUTES)));
         // The description declares where the hash goes (and that responses show the token once).
         let secret = c.secret.ok_or_else(|| Error::internal(anyhow::anyhow!("flow-tokens declares no secret")))?;
