@@ -78,6 +78,8 @@ pub struct Grant {
     pub revoked: bool,
     /// When a token of the grant last reached the API (to the minute).
     pub last_used_at: Option<DateTime<Utc>>,
+    /// Whether the granting user is active (a live `users` record with status `active`).
+    pub user_active: bool,
 }
 
 /// A code as stored, with its grant.
@@ -121,6 +123,7 @@ fn grant_of(row: &Row) -> Result<Grant> {
         scopes: strings(row, "g_scopes")?,
         revoked: row.opt_datetime("g_revoked_at")?.is_some(),
         last_used_at: row.opt_datetime("g_last_used_at")?,
+        user_active: row.opt_string("g_user_status")?.as_deref() == Some("active"),
     })
 }
 
@@ -158,6 +161,14 @@ fn with_grant(table: &str) -> sea_query::SelectStatement {
     for c in GRANT_COLUMNS {
         q.expr_as(tc("oauth_grants", c), a(&format!("g_{c}")));
     }
+    // The user, in the same query: tokens act only while their user is active.
+    q.expr_as(tc("users", "status"), a("g_user_status")).left_join(
+        a("users"),
+        tc("users", "tenant_id")
+            .equals((a("oauth_grants"), a("tenant_id")))
+            .and(tc("users", "livemode").eq(true))
+            .and(tc("users", "id").equals((a("oauth_grants"), a("user_id")))),
+    );
     q
 }
 
@@ -571,27 +582,5 @@ impl Store {
             .await?;
         tx.commit().await?;
         Ok(n)
-    }
-
-    /// The status of a user of a tenant's live `users` (console accounts are live users):
-    /// tokens act only while their user is active.
-    pub async fn oauth_user_status(&self, tenant: Uuid, user: Uuid) -> Result<Option<String>> {
-        let mut tx = self.begin_system(Intent::Read).await?;
-        let d = tx.dialect();
-        let row = tx
-            .fetch_optional(
-                Query::select()
-                    .column(a("status"))
-                    .from(a("users"))
-                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
-                    .and_where(col("livemode").eq(true))
-                    .and_where(col("id").eq(d.uuid(user))),
-            )
-            .await?;
-        tx.commit().await?;
-        match row {
-            Some(r) => r.opt_string("status"),
-            None => Ok(None),
-        }
     }
 }
