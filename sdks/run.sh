@@ -2,22 +2,32 @@
 # Runs the starter kits' own test suites against a real Gable: builds the server
 # (cargo build -p gable) unless GABLE_BIN is given, starts it on free ports with a fresh
 # SQLite store (deliveries may reach 127.0.0.0/8 for the kits' webhook receivers; a low
-# sandbox rate limit so the kits' 429 retries are exercised), makes a tenant and a sandbox
-# key with every scope, and runs each kit's suite with GABLE_SANDBOX_URL and GABLE_TEST_KEY.
+# sandbox rate limit so the kits' 429 retries are exercised), and runs every kit's suite
+# at once, each in its own tenant with its own sandbox key (every scope), exported as
+# GABLE_SANDBOX_URL and GABLE_TEST_KEY. A kit's suite is `sdks/<kit>/test.sh`; it
+# installs what its runner needs and exits non-zero when a test fails. The clients that
+# standard generators make from the API description are tested the same way
+# (`sdks/generated/<generator>/test.sh`, named `generated/<generator>`).
 #
-#   bash sdks/run.sh [python …]      (default: every kit present)
+#   bash sdks/run.sh [python typescript generated/python …]   (default: all of them)
+#   GABLE_SDK_SERIAL=1 bash sdks/run.sh      one kit after another (easier to read)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 KITS=("$@")
-[ "${#KITS[@]}" -gt 0 ] || KITS=(python)
+if [ "${#KITS[@]}" -eq 0 ]; then
+    for t in sdks/*/test.sh sdks/generated/*/test.sh; do
+        [ -f "$t" ] && KITS+=("$(dirname "${t#sdks/}")")
+    done
+fi
 
 BIN="${GABLE_BIN:-}"
 if [ -z "$BIN" ]; then
     cargo build -p gable
     BIN=target/debug/gable
 fi
+BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
 DATA="$(mktemp -d "${TMPDIR:-/tmp}/gable-sdks-XXXXXX")"
 LOG="$DATA/server.log"
 PID=""
@@ -38,26 +48,58 @@ for _ in $(seq 1 120); do
     sleep 0.5
 done
 [ -n "$SANDBOX" ] || { echo "sdks: the server did not start" >&2; exit 1; }
-TENANT="$("$BIN" --data-dir "$DATA" tenant create --name "SDK kits" 2>/dev/null | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p' | head -n1)"
-KEY="$("$BIN" --data-dir "$DATA" key create --tenant "$TENANT" --env test --scopes '*' 2>/dev/null | sed -n 's/.*"secret": *"\([^"]*\)".*/\1/p')"
-[ -n "$KEY" ] || { echo "sdks: could not make a sandbox key" >&2; exit 1; }
-export GABLE_SANDBOX_URL="$SANDBOX" GABLE_TEST_KEY="$KEY"
 echo "sdks: Gable at $SANDBOX (log $LOG)"
 
+# A tenant and a sandbox key with every scope, for one kit (its counts and its rate-limit
+# bucket are then its own).
+key_for() {
+    local tenant
+    tenant="$("$BIN" --data-dir "$DATA" tenant create --name "SDK kit $1" 2>/dev/null | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p' | head -n1)"
+    "$BIN" --data-dir "$DATA" key create --tenant "$tenant" --env test --scopes '*' 2>/dev/null | sed -n 's/.*"secret": *"\([^"]*\)".*/\1/p'
+}
+
+# out KIT: where a kit's output goes ($DATA/KIT.out, `/` made `-`).
+out() { echo "$DATA/${1//\//-}"; }
+
+# run_kit KIT: the kit's suite, its output in `out KIT`.out, its time in `out KIT`.secs.
+run_kit() {
+    local kit="$1" t0=$SECONDS key rc=0 o
+    o="$(out "$kit")"
+    key="$(key_for "$kit")"
+    if [ -z "$key" ]; then
+        echo "sdks: could not make a sandbox key for $kit" >"$o.out"
+        rc=1
+    elif [ ! -f "sdks/$kit/test.sh" ]; then
+        echo "sdks: no kit named $kit (no sdks/$kit/test.sh)" >"$o.out"
+        rc=1
+    else
+        GABLE_SANDBOX_URL="$SANDBOX" GABLE_TEST_KEY="$key" bash "sdks/$kit/test.sh" >"$o.out" 2>&1 || rc=$?
+    fi
+    echo $((SECONDS - t0)) >"$o.secs"
+    return "$rc"
+}
+
+declare -A pids=()
 failed=()
 for kit in "${KITS[@]}"; do
-    t0=$SECONDS
-    echo "==> sdks: $kit"
-    case "$kit" in
-        python)
-            PY="${GABLE_PYTHON:-$ROOT/.tools/venv/bin/python}"
-            [ -x "$PY" ] || PY=python3
-            (cd sdks/python && PYTHONPATH=src "$PY" -m unittest discover -s tests -v) || failed+=("$kit")
-            ;;
-        *) echo "sdks: no kit named $kit" >&2; failed+=("$kit") ;;
-    esac
-    echo "<== sdks: $kit: $((SECONDS - t0)) s"
+    if [ "${GABLE_SDK_SERIAL:-0}" = 1 ]; then
+        run_kit "$kit" || failed+=("$kit")
+        echo "==> sdks: $kit ($(cat "$(out "$kit").secs") s)"; cat "$(out "$kit").out"
+    else
+        run_kit "$kit" &
+        pids[$kit]=$!
+    fi
 done
+if [ "${GABLE_SDK_SERIAL:-0}" != 1 ]; then
+    for kit in "${KITS[@]}"; do
+        wait "${pids[$kit]}" || failed+=("$kit")
+        echo "==> sdks: $kit ($(cat "$(out "$kit").secs") s)"
+        cat "$(out "$kit").out"
+        echo "<== sdks: $kit"
+    done
+fi
+echo "sdks: kit times:"
+for kit in "${KITS[@]}"; do printf '  %4s s  %s\n' "$(cat "$(out "$kit").secs")" "$kit"; done
 if [ "${#failed[@]}" -gt 0 ]; then
     echo "sdks: FAILED: ${failed[*]}; the server's log:"
     tail -n 40 "$LOG"

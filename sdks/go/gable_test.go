@@ -1,0 +1,303 @@
+package gable_test
+
+// The kit against a real Gable (started by sdks/run.sh, which exports GABLE_SANDBOX_URL and
+// GABLE_TEST_KEY: a sandbox key with every scope).
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gable/gable-go"
+)
+
+var (
+	run     = randomHex(4)
+	address = gable.Record{"line1": "1 Kit Street", "city": "Portland", "country": "US"}
+)
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// client is a sandbox client for the server under test; a test fails (never skips) when
+// the environment does not name one.
+func client(t *testing.T, opts ...gable.Option) *gable.Client {
+	t.Helper()
+	url, key := os.Getenv("GABLE_SANDBOX_URL"), os.Getenv("GABLE_TEST_KEY")
+	if url == "" || key == "" {
+		t.Fatal("GABLE_SANDBOX_URL and GABLE_TEST_KEY must name a running Gable (sdks/run.sh go)")
+	}
+	return gable.Sandbox(key, append([]gable.Option{gable.WithBaseURL(url)}, opts...)...)
+}
+
+// must(t)(call) is call's record, or the test's end on its error.
+func must(t *testing.T) func(gable.Record, error) gable.Record {
+	return func(r gable.Record, err error) gable.Record {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+}
+
+func newProperty(t *testing.T, g *gable.Client, name string) gable.Record {
+	t.Helper()
+	return must(t)(g.Properties.Create(context.Background(), gable.Record{
+		"name": fmt.Sprintf("%s %s", name, run), "kind": "residential", "address": address,
+	}))
+}
+
+func ids(records []gable.Record) []string {
+	out := make([]string, len(records))
+	for i, r := range records {
+		out[i] = r.ID()
+	}
+	return out
+}
+
+func TestCreateListWithAutoPaginationAndFilters(t *testing.T) {
+	ctx, g := context.Background(), client(t)
+	own := newProperty(t, g, "Paging Court")
+	var made []gable.Record
+	for i := 0; i < 5; i++ {
+		made = append(made, must(t)(g.Units.Create(ctx, gable.Record{
+			"property_id": own.ID(), "number": fmt.Sprintf("%s-%d", run, i), "bedrooms": i % 2,
+		})))
+	}
+
+	it := g.Units.List(ctx, &gable.ListParams{Filters: gable.Filters{"property_id": own.ID()}, Limit: 2, Sort: "number"})
+	var seen []gable.Record
+	for it.Next() {
+		seen = append(seen, it.Record())
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ids(seen), ids(made)) {
+		t.Fatalf("three pages of two, in order: got %v, want %v", ids(seen), ids(made))
+	}
+
+	oneBed, err := g.Units.List(ctx, &gable.ListParams{
+		Filters: gable.Filters{"property_id": own.ID(), "bedrooms": 1},
+		Fields:  []string{"id", "bedrooms"},
+	}).All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(oneBed) != 2 {
+		t.Fatalf("filtered on bedrooms=1: %d units, want 2", len(oneBed))
+	}
+	for _, u := range oneBed {
+		for field := range u {
+			if field != "id" && field != "bedrooms" && field != "object" {
+				t.Fatalf("fields=id,bedrooms returned %q: %v", field, u)
+			}
+		}
+	}
+
+	page, err := g.Units.Page(ctx, &gable.ListParams{Filters: gable.Filters{"property_id": own.ID()}, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !page.Meta.HasMore || page.Meta.NextCursor == "" || len(page.Data) != 2 {
+		t.Fatalf("a first page of two of five: has_more=%v, next_cursor=%q, %d records",
+			page.Meta.HasMore, page.Meta.NextCursor, len(page.Data))
+	}
+}
+
+func TestActionsAndTypedErrors(t *testing.T) {
+	ctx, g := context.Background(), client(t)
+	prop := newProperty(t, g, "Kit Court")
+	unit := must(t)(g.Units.Create(ctx, gable.Record{"property_id": prop.ID(), "number": run + "-L"}))
+	listing := must(t)(g.Listings.Create(ctx, gable.Record{
+		"unit_id": unit.ID(), "title": "Bright", "rent": "1450.00", "currency": "USD",
+	}))
+	published := must(t)(g.Listings.Action(ctx, listing.ID(), "publish", nil))
+	if published["status"] != "published" {
+		t.Fatalf("publish: status %v", published["status"])
+	}
+
+	_, err := g.Listings.Action(ctx, listing.ID(), "publish", nil)
+	var apiErr *gable.Error
+	if !errors.Is(err, gable.ErrConflict) || !errors.As(err, &apiErr) {
+		t.Fatalf("publishing twice: want a 409 *gable.Error, got %v", err)
+	}
+	if apiErr.Status != 409 || apiErr.Code != "invalid_state_transition" || apiErr.RequestID == "" {
+		t.Fatalf("publishing twice: %d %q, request id %q", apiErr.Status, apiErr.Code, apiErr.RequestID)
+	}
+	if errors.Is(err, gable.ErrNotFound) {
+		t.Fatal("a 409 matched ErrNotFound")
+	}
+
+	_, err = g.Units.Get(ctx, newUUID())
+	if !errors.Is(err, gable.ErrNotFound) || !errors.As(err, &apiErr) || apiErr.Status != 404 {
+		t.Fatalf("an unknown unit: want a 404, got %v", err)
+	}
+
+	_, err = g.Units.Create(ctx, gable.Record{"property_id": prop.ID(), "number": run + "-X", "bedrooms": -1})
+	if !errors.Is(err, gable.ErrInvalidRequest) || !errors.As(err, &apiErr) || apiErr.Param != "bedrooms" {
+		t.Fatalf("bedrooms -1: want a 400 on param bedrooms, got %v", err)
+	}
+
+	bogus := gable.Sandbox("gbl_test_"+strings.Repeat("x", 43), gable.WithBaseURL(os.Getenv("GABLE_SANDBOX_URL")))
+	_, err = bogus.Units.Page(ctx, nil)
+	if !errors.Is(err, gable.ErrAuthentication) {
+		t.Fatalf("a bogus key: want a 401, got %v", err)
+	}
+}
+
+// newUUID is a random version 4 UUID.
+func newUUID() string {
+	h := randomHex(16)
+	return h[0:8] + "-" + h[8:12] + "-4" + h[13:16] + "-a" + h[17:20] + "-" + h[20:32]
+}
+
+func countPayments(t *testing.T, g *gable.Client) int {
+	t.Helper()
+	all, err := g.Payments.List(context.Background(), &gable.ListParams{Limit: 100}).All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(all)
+}
+
+func TestARetriedTestPaymentPaysOnce(t *testing.T) {
+	ctx, g := context.Background(), client(t)
+	before := countPayments(t, g)
+	key := gable.WithIdempotencyKey(newUUID())
+	first := must(t)(g.Payments.CreateTestPayment(ctx, "succeeded", "12.50", "USD", nil, key))
+	again := must(t)(g.Payments.CreateTestPayment(ctx, "succeeded", "12.50", "USD", nil, key))
+	if first.ID() != again.ID() {
+		t.Fatalf("the same key made two payments: %s and %s", first.ID(), again.ID())
+	}
+	if first["status"] != "succeeded" {
+		t.Fatalf("scenario succeeded: status %v", first["status"])
+	}
+	if after := countPayments(t, g); after != before+1 {
+		t.Fatalf("one payment for the retried request: %d before, %d after", before, after)
+	}
+	other := must(t)(g.Payments.CreateTestPayment(ctx, "failed", "3", "USD", nil))
+	if other.ID() == first.ID() || other["status"] != "failed" {
+		t.Fatalf("a second payment without a key: id %s (first %s), status %v", other.ID(), first.ID(), other["status"])
+	}
+}
+
+func Test429IsRetriedAfterRetryAfter(t *testing.T) {
+	ctx := context.Background()
+	// The server runs with a low sandbox rate limit (sdks/run.sh); this burst exceeds it.
+	impatient := client(t, gable.WithMaxRetries(0))
+	var err error
+	for i := 0; i < 40 && err == nil; i++ {
+		_, err = impatient.Units.Page(ctx, &gable.ListParams{Limit: 1})
+	}
+	var apiErr *gable.Error
+	if !errors.Is(err, gable.ErrRateLimit) || !errors.As(err, &apiErr) || apiErr.Status != 429 {
+		t.Fatalf("40 requests without retries: want a 429, got %v", err)
+	}
+
+	patient := client(t, gable.WithMaxRetries(5))
+	started := time.Now()
+	for i := 0; i < 20; i++ {
+		if _, err := patient.Units.Page(ctx, &gable.ListParams{Limit: 1}); err != nil {
+			t.Fatalf("request %d with retries: %v", i, err)
+		}
+	}
+	if waited := time.Since(started); waited <= 500*time.Millisecond {
+		t.Fatalf("the burst took %v: it had to wait for Retry-After", waited)
+	}
+}
+
+type delivery struct {
+	body   []byte
+	header http.Header
+}
+
+// receiver is an HTTP server on 127.0.0.1:0 recording the POSTs it gets.
+func receiver(t *testing.T) (string, <-chan delivery) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan delivery, 16)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		select {
+		case got <- delivery{body, r.Header.Clone()}:
+		default:
+		}
+		w.WriteHeader(http.StatusOK)
+	})}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close(); wg.Wait() })
+	return "http://" + ln.Addr().String() + "/hook", got
+}
+
+func TestWebhookVerificationOfARealDelivery(t *testing.T) {
+	ctx, g := context.Background(), client(t)
+	url, got := receiver(t)
+	hook := must(t)(g.Webhooks.Create(ctx, gable.Record{"url": url, "events": []string{"lead.created"}}))
+	secret, _ := hook["secret"].(string)
+	if !strings.HasPrefix(secret, "whsec_") {
+		t.Fatal("creating a webhook endpoint returned no whsec_ secret")
+	}
+	defer func() {
+		if _, err := g.Webhooks.Delete(ctx, hook.ID()); err != nil {
+			t.Error(err)
+		}
+	}()
+	lead := must(t)(g.Leads.Create(ctx, gable.Record{"name": "Lee", "email": "lee." + run + "@example.com"}))
+
+	var d delivery
+	select {
+	case d = <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Gable delivered no event within 30 s")
+	}
+	event, err := gable.Verify(d.body, d.header, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if event.Type != "lead.created" || event.Data.Object.ID() != lead.ID() {
+		t.Fatalf("delivered %q about %q, want lead.created about %s", event.Type, event.Data.Object.ID(), lead.ID())
+	}
+
+	tampered := bytes.Replace(d.body, []byte("Lee"), []byte("Eve"), 1)
+	if bytes.Equal(tampered, d.body) {
+		t.Fatal("the delivered body does not name the lead")
+	}
+	refusals := map[string]func() error{
+		"a tampered body": func() error { _, err := gable.Verify(tampered, d.header, secret); return err },
+		"a wrong secret":  func() error { _, err := gable.Verify(d.body, d.header, "whsec_wrong"); return err },
+		"a stale timestamp": func() error {
+			_, err := gable.Verify(d.body, d.header, secret, gable.WithNow(time.Now().Add(time.Hour)))
+			return err
+		},
+	}
+	for why, verify := range refusals {
+		var sigErr *gable.SignatureVerificationError
+		if err := verify(); !errors.As(err, &sigErr) {
+			t.Errorf("%s: want a *gable.SignatureVerificationError, got %v", why, err)
+		}
+	}
+}

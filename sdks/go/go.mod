@@ -1,0 +1,3 @@
+module github.com/gable/gable-go
+
+go 1.19

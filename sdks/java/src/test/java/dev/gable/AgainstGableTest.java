@@ -1,0 +1,177 @@
+package dev.gable;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The kit against a real Gable (started by sdks/run.sh, which exports GABLE_SANDBOX_URL and
+ * GABLE_TEST_KEY: a sandbox key with every scope).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class AgainstGableTest {
+    static final String URL = env("GABLE_SANDBOX_URL");
+    static final String KEY = env("GABLE_TEST_KEY");
+    static final String RUN = UUID.randomUUID().toString().substring(0, 8);
+    static final Map<String, Object> ADDRESS = Map.of("line1", "1 Kit Street", "city", "Portland", "country", "US");
+
+    final Gable gable = Gable.sandbox(KEY, URL);
+    GableObject property;
+
+    static String env(String name) {
+        String v = System.getenv(name);
+        if (v == null || v.isEmpty()) {
+            throw new IllegalStateException(name + " is not set: run the suite with sdks/run.sh java");
+        }
+        return v;
+    }
+
+    @BeforeAll
+    void createProperty() {
+        property = gable.properties().create(Map.of("name", "Kit Court " + RUN, "kind", "residential", "address", ADDRESS));
+    }
+
+    @Test
+    void createListWithAutoPaginationAndFilters() {
+        GableObject own = gable.properties().create(Map.of("name", "Paging Court " + RUN, "kind", "residential", "address", ADDRESS));
+        List<String> made = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            made.add(gable.units().create(Map.of("property_id", own.id(), "number", RUN + "-" + i, "bedrooms", i % 2)).id());
+        }
+        List<String> seen = gable.units()
+                .list(ListParams.builder().filter("property_id", own.id()).limit(2).sort("number").build())
+                .stream().map(GableObject::id).toList();
+        assertEquals(made, seen, "three pages of two, in order");
+
+        List<GableObject> oneBedroom = gable.units()
+                .list(ListParams.builder().filters(Map.of("property_id", own.id(), "bedrooms", 1)).fields("id", "bedrooms").build())
+                .stream().toList();
+        assertEquals(2, oneBedroom.size());
+        for (GableObject u : oneBedroom) {
+            assertTrue(Set.of("id", "bedrooms", "object").containsAll(u.keySet()), u::toString);
+        }
+
+        Page page = gable.units().page(ListParams.builder().filter("property_id", own.id()).limit(2).build());
+        assertEquals(2, page.data().size());
+        assertTrue(page.hasMore());
+    }
+
+    @Test
+    void actionsAndTypedErrors() {
+        GableObject unit = gable.units().create(Map.of("property_id", property.id(), "number", RUN + "-L"));
+        GableObject listing = gable.listings().create(Map.of("unit_id", unit.id(), "title", "Bright", "rent", "1450.00", "currency", "USD"));
+        assertEquals("published", gable.listings().action(listing.id(), "publish").getString("status"));
+
+        ConflictException conflict = assertThrows(ConflictException.class, () -> gable.listings().action(listing.id(), "publish"));
+        assertEquals(409, conflict.status());
+        assertEquals("invalid_state_transition", conflict.code());
+        assertNotNull(conflict.requestId());
+        assertFalse(conflict.requestId().isBlank());
+
+        NotFoundException missing = assertThrows(NotFoundException.class, () -> gable.units().get(UUID.randomUUID().toString()));
+        assertEquals(404, missing.status());
+
+        InvalidRequestException invalid = assertThrows(InvalidRequestException.class,
+                () -> gable.units().create(Map.of("property_id", property.id(), "number", RUN + "-X", "bedrooms", -1)));
+        assertEquals("bedrooms", invalid.param());
+
+        assertThrows(AuthenticationException.class, () -> Gable.sandbox("gbl_test_" + "x".repeat(43), URL).units().page());
+    }
+
+    @Test
+    void aRetriedTestPaymentPaysOnce() {
+        ListParams all = ListParams.builder().limit(100).build();
+        long before = gable.payments().list(all).stream().count();
+        String key = UUID.randomUUID().toString();
+        GableObject first = gable.payments().createTestPayment("succeeded", "12.50", "USD", key);
+        GableObject again = gable.payments().createTestPayment("succeeded", "12.50", "USD", key);
+        assertEquals(first.id(), again.id());
+        assertEquals("succeeded", first.getString("status"));
+        assertEquals(before + 1, gable.payments().list(all).stream().count(), "one payment for the retried request");
+
+        GableObject other = gable.payments().createTestPayment("failed", 3, "USD");
+        assertNotEquals(first.id(), other.id());
+        assertEquals("failed", other.getString("status"));
+    }
+
+    @Test
+    void a429IsRetriedAfterRetryAfter() {
+        // The server runs with a low sandbox rate limit (sdks/run.sh); this burst exceeds it.
+        Gable impatient = Gable.builder().apiKey(KEY).baseUrl(URL).maxRetries(0).build();
+        ListParams one = ListParams.builder().limit(1).build();
+        RateLimitException limited = assertThrows(RateLimitException.class, () -> {
+            for (int i = 0; i < 40; i++) {
+                impatient.units().page(one);
+            }
+        });
+        assertEquals(429, limited.status());
+
+        Gable patient = Gable.builder().apiKey(KEY).baseUrl(URL).maxRetries(5).build();
+        long started = System.nanoTime();
+        for (int i = 0; i < 20; i++) {
+            patient.units().page(one);
+        }
+        assertTrue(Duration.ofNanos(System.nanoTime() - started).toMillis() > 500, "the burst had to wait for Retry-After");
+    }
+
+    /** One request as the receiver got it. */
+    record Delivery(byte[] body, Map<String, List<String>> headers) {}
+
+    @Test
+    void webhookVerificationOfARealDelivery() throws IOException, InterruptedException {
+        BlockingQueue<Delivery> received = new LinkedBlockingQueue<>();
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.createContext("/hook", exchange -> {
+            received.add(new Delivery(exchange.getRequestBody().readAllBytes(), new HashMap<>(exchange.getRequestHeaders())));
+            exchange.sendResponseHeaders(200, -1);
+            exchange.close();
+        });
+        server.start();
+        try {
+            GableObject hook = gable.webhooks().create(Map.of(
+                    "url", "http://127.0.0.1:" + server.getAddress().getPort() + "/hook",
+                    "events", List.of("lead.created")));
+            String secret = hook.getString("secret");
+            gable.leads().create(Map.of("name", "Lee", "email", "lee." + RUN + "@example.com"));
+
+            Delivery delivery = received.poll(30, TimeUnit.SECONDS);
+            assertNotNull(delivery, "Gable delivered the event");
+            // The receiver's header names are as com.sun.net.httpserver spells them ("Gable-signature").
+            GableObject event = Webhooks.verify(delivery.body(), delivery.headers(), secret);
+            assertEquals("lead.created", event.getString("type"));
+
+            byte[] tampered = new String(delivery.body(), StandardCharsets.UTF_8).replace("Lee", "Eve").getBytes(StandardCharsets.UTF_8);
+            assertThrows(SignatureVerificationException.class, () -> Webhooks.verify(tampered, delivery.headers(), secret), "tampered body");
+            assertThrows(SignatureVerificationException.class, () -> Webhooks.verify(delivery.body(), delivery.headers(), "whsec_wrong"), "wrong secret");
+            SignatureVerificationException stale = assertThrows(SignatureVerificationException.class,
+                    () -> Webhooks.verify(delivery.body(), delivery.headers(), secret, Webhooks.DEFAULT_TOLERANCE, Instant.now().plusSeconds(3600)));
+            assertTrue(stale.getMessage().contains("tolerance"), stale::getMessage);
+
+            gable.webhooks().delete(hook.id());
+        } finally {
+            server.stop(0);
+        }
+    }
+}

@@ -1,0 +1,177 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Gable\Tests;
+
+use Gable\Client;
+use Gable\Exception\AuthenticationException;
+use Gable\Exception\ConflictException;
+use Gable\Exception\GableException;
+use Gable\Exception\InvalidRequestException;
+use Gable\Exception\NotFoundException;
+use Gable\Exception\RateLimitException;
+use Gable\Exception\SignatureVerificationException;
+use Gable\Webhook;
+use PHPUnit\Framework\TestCase;
+
+/**
+ * The kit against a real Gable (started by sdks/run.sh, which exports GABLE_SANDBOX_URL and
+ * GABLE_TEST_KEY: a sandbox key with every scope).
+ */
+final class AgainstGableTest extends TestCase
+{
+    private const ADDRESS = ['line1' => '1 Kit Street', 'city' => 'Portland', 'country' => 'US'];
+
+    private static Client $g;
+    private static string $run;
+    private static array $property;
+
+    public static function setUpBeforeClass(): void
+    {
+        self::$run = bin2hex(random_bytes(4));
+        self::$g = self::client();
+        self::$property = self::$g->properties->create(['name' => 'Kit Court ' . self::$run, 'kind' => 'residential', 'address' => self::ADDRESS]);
+    }
+
+    public function testCreateListWithAutoPaginationAndFilters(): void
+    {
+        $g = self::$g;
+        $own = $g->properties->create(['name' => 'Paging Court ' . self::$run, 'kind' => 'residential', 'address' => self::ADDRESS]);
+        $made = [];
+        for ($i = 0; $i < 5; $i++) {
+            $made[] = $g->units->create(['property_id' => $own['id'], 'number' => self::$run . "-{$i}", 'bedrooms' => $i % 2]);
+        }
+
+        $seen = iterator_to_array($g->units->list(filters: ['property_id' => $own['id']], limit: 2, sort: 'number'));
+        $this->assertSame(array_column($made, 'id'), array_column($seen, 'id'), 'three pages of two, in order');
+
+        $twoBeds = iterator_to_array($g->units->list(filters: ['property_id' => $own['id'], 'bedrooms' => 1], fields: ['id', 'bedrooms']), false);
+        $this->assertCount(2, $twoBeds);
+        foreach ($twoBeds as $unit) {
+            $this->assertSame([], array_diff(array_keys($unit), ['id', 'bedrooms', 'object']), json_encode($unit));
+            $this->assertSame(1, $unit['bedrooms']);
+        }
+
+        $page = $g->units->page(filters: ['property_id' => $own['id']], limit: 2);
+        $this->assertTrue($page['meta']['has_more']);
+        $this->assertCount(2, $page['data']);
+    }
+
+    public function testActionsAndTypedErrors(): void
+    {
+        $g = self::$g;
+        $unit = $g->units->create(['property_id' => self::$property['id'], 'number' => self::$run . '-L']);
+        $listing = $g->listings->create(['unit_id' => $unit['id'], 'title' => 'Bright', 'rent' => '1450.00', 'currency' => 'USD']);
+        $this->assertSame('published', $g->listings->action($listing['id'], 'publish')['status']);
+
+        $conflict = self::caught(ConflictException::class, fn () => $g->listings->action($listing['id'], 'publish'));
+        $this->assertSame([409, 'invalid_state_transition'], [$conflict->status, $conflict->errorCode]);
+        $this->assertNotEmpty($conflict->requestId);
+
+        $missing = self::caught(NotFoundException::class, fn () => $g->units->get(Client::uuid4()));
+        $this->assertSame(404, $missing->status);
+
+        $invalid = self::caught(InvalidRequestException::class, fn () => $g->units->create(['property_id' => self::$property['id'], 'number' => self::$run . '-X', 'bedrooms' => -1]));
+        $this->assertSame('bedrooms', $invalid->param);
+
+        $unknown = self::caught(AuthenticationException::class, fn () => Client::sandbox('gbl_test_' . str_repeat('x', 43), self::env('GABLE_SANDBOX_URL'))->units->page());
+        $this->assertSame(401, $unknown->status);
+    }
+
+    public function testARetriedTestPaymentPaysOnce(): void
+    {
+        $g = self::$g;
+        $before = iterator_count($g->payments->list(limit: 100));
+        $key = Client::uuid4();
+        $first = $g->payments->createTestPayment('succeeded', '12.50', 'USD', idempotencyKey: $key);
+        $again = $g->payments->createTestPayment('succeeded', '12.50', 'USD', idempotencyKey: $key);
+        $this->assertSame($first['id'], $again['id']);
+        $this->assertSame('succeeded', $first['status']);
+        $this->assertSame($before + 1, iterator_count($g->payments->list(limit: 100)), 'one payment for the retried request');
+
+        $other = $g->payments->createTestPayment('failed', 3, 'USD');
+        $this->assertNotSame($first['id'], $other['id']);
+        $this->assertSame('failed', $other['status']);
+    }
+
+    /** @testdox A 429 is raised with retries off, and absorbed by retries after Retry-After */
+    public function testA429IsRetriedAfterRetryAfter(): void
+    {
+        // The server runs with a low sandbox rate limit (sdks/run.sh); this burst exceeds it.
+        $impatient = self::client(maxRetries: 0);
+        $limited = self::caught(RateLimitException::class, function () use ($impatient): void {
+            for ($i = 0; $i < 40; $i++) {
+                $impatient->units->page(limit: 1);
+            }
+        });
+        $this->assertSame(429, $limited->status);
+
+        $patient = self::client(maxRetries: 5);
+        $started = microtime(true);
+        for ($i = 0; $i < 20; $i++) {
+            $patient->units->page(limit: 1);
+        }
+        $this->assertGreaterThan(0.5, microtime(true) - $started, 'the burst had to wait for Retry-After');
+    }
+
+    public function testWebhookVerificationOfARealDelivery(): void
+    {
+        $g = self::$g;
+        $receiver = new Receiver();
+        try {
+            $hook = $g->webhooks->create(['url' => "{$receiver->url}/hook", 'events' => ['lead.created']]);
+            $secret = $hook['secret'];
+            $g->leads->create(['name' => 'Lee', 'email' => 'lee.' . self::$run . '@example.com']);
+
+            $delivery = $receiver->waitFor('/hook', 30);
+            $this->assertNotNull($delivery, 'Gable delivered the event');
+            ['body' => $body, 'headers' => $headers] = $delivery;
+            $event = Webhook::verify($body, $headers, $secret);
+            $this->assertSame('lead.created', $event['type']);
+
+            self::caught(SignatureVerificationException::class, fn () => Webhook::verify(str_replace('Lee', 'Eve', $body), $headers, $secret));
+            self::caught(SignatureVerificationException::class, fn () => Webhook::verify($body, $headers, 'whsec_wrong'));
+            self::caught(SignatureVerificationException::class, fn () => Webhook::verify($body, $headers, $secret, now: time() + 3600));
+            $g->webhooks->delete($hook['id']);
+        } finally {
+            $receiver->stop();
+        }
+    }
+
+    private static function client(int $maxRetries = 3): Client
+    {
+        return Client::sandbox(self::env('GABLE_TEST_KEY'), self::env('GABLE_SANDBOX_URL'), maxRetries: $maxRetries);
+    }
+
+    private static function env(string $name): string
+    {
+        $value = getenv($name);
+        if ($value === false || $value === '') {
+            self::fail("{$name} is not set: run the suite with sdks/run.sh php");
+        }
+
+        return $value;
+    }
+
+    /**
+     * The exception of $class that $call throws (a failure when it throws none).
+     *
+     * @template T of GableException
+     *
+     * @param class-string<T> $class
+     *
+     * @return T
+     */
+    private static function caught(string $class, callable $call): GableException
+    {
+        try {
+            $call();
+        } catch (GableException $e) {
+            self::assertInstanceOf($class, $e, "expected {$class}, got " . get_class($e) . ": {$e->getMessage()}");
+
+            return $e;
+        }
+        self::fail("expected {$class}, nothing was thrown");
+    }
+}

@@ -1,0 +1,114 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "securerandom"
+
+# The kit against a real Gable (started by sdks/run.sh, which exports GABLE_SANDBOX_URL and
+# GABLE_TEST_KEY: a sandbox key with every scope).
+class AgainstGableTest < Minitest::Test
+  URL = ENV.fetch("GABLE_SANDBOX_URL")
+  KEY = ENV.fetch("GABLE_TEST_KEY")
+  RUN = SecureRandom.hex(4)
+  ADDRESS = { line1: "1 Kit Street", city: "Portland", country: "US" }.freeze
+
+  def client(**options)
+    Gable::Client.sandbox(KEY, base_url: URL, **options)
+  end
+
+  def gable
+    @gable ||= client
+  end
+
+  def new_property(name)
+    gable.properties.create({ name: "#{name} #{RUN}", kind: "residential", address: ADDRESS })
+  end
+
+  def monotonic
+    Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  end
+
+  def test_create_list_with_auto_pagination_and_filters
+    own = new_property("Paging Court")
+    made = Array.new(5) { |i| gable.units.create({ property_id: own["id"], number: "#{RUN}-#{i}", bedrooms: i % 2 }) }
+    seen = gable.units.list(filters: { property_id: own["id"] }, limit: 2, sort: "number").to_a
+    assert_equal made.map { |u| u["id"] }, seen.map { |u| u["id"] }, "three pages of two, in order"
+
+    two_beds = gable.units.list(filters: { property_id: own["id"], bedrooms: 1 }, fields: %w[id bedrooms]).to_a
+    assert_equal 2, two_beds.size
+    two_beds.each { |u| assert_empty u.keys - %w[id bedrooms object], u.inspect }
+    assert_equal [1, 1], two_beds.map { |u| u["bedrooms"] }
+
+    page = gable.units.page(filters: { property_id: own["id"] }, limit: 2)
+    assert_equal true, page["meta"]["has_more"]
+    assert_equal 2, page["data"].size
+  end
+
+  def test_actions_and_typed_errors
+    property = new_property("Kit Court")
+    unit = gable.units.create({ property_id: property["id"], number: "#{RUN}-L" })
+    listing = gable.listings.create({ unit_id: unit["id"], title: "Bright", rent: "1450.00", currency: "USD" })
+    assert_equal "published", gable.listings.action(listing["id"], "publish")["status"]
+
+    conflict = assert_raises(Gable::ConflictError) { gable.listings.action(listing["id"], "publish") }
+    assert_equal [409, "invalid_state_transition"], [conflict.status, conflict.code]
+    refute_empty conflict.request_id.to_s
+
+    missing = assert_raises(Gable::NotFoundError) { gable.units.get(SecureRandom.uuid) }
+    assert_equal 404, missing.status
+
+    invalid = assert_raises(Gable::InvalidRequestError) do
+      gable.units.create({ property_id: property["id"], number: "#{RUN}-X", bedrooms: -1 })
+    end
+    assert_equal [400, "bedrooms"], [invalid.status, invalid.param]
+
+    bogus = assert_raises(Gable::AuthenticationError) { Gable::Client.sandbox("gbl_test_#{'x' * 43}", base_url: URL).units.page }
+    assert_equal 401, bogus.status
+  end
+
+  def test_a_retried_test_payment_pays_once
+    before = gable.payments.list(limit: 100).count
+    key = SecureRandom.uuid
+    first = gable.payments.create_test_payment("succeeded", "12.50", "USD", idempotency_key: key)
+    again = gable.payments.create_test_payment("succeeded", "12.50", "USD", idempotency_key: key)
+    assert_equal first["id"], again["id"]
+    assert_equal "succeeded", first["status"]
+    assert_equal before + 1, gable.payments.list(limit: 100).count, "one payment for the retried request"
+
+    other = gable.payments.create_test_payment("failed", 3, "USD")
+    refute_equal first["id"], other["id"]
+    assert_equal "failed", other["status"]
+  end
+
+  def test_429_is_retried_after_retry_after
+    # The server runs with a low sandbox rate limit (sdks/run.sh); this burst exceeds it.
+    impatient = client(max_retries: 0)
+    limited = assert_raises(Gable::RateLimitError) { 40.times { impatient.units.page(limit: 1) } }
+    assert_equal 429, limited.status
+
+    patient = client(max_retries: 5)
+    started = monotonic
+    20.times { patient.units.page(limit: 1) }
+    assert_operator monotonic - started, :>, 0.5, "the burst had to wait for Retry-After"
+  end
+
+  def test_webhook_verification_of_a_real_delivery
+    receiver = HTTPReceiver.new
+    hook = gable.webhooks.create({ url: receiver.url("/hook"), events: ["lead.created"] })
+    secret = hook["secret"]
+    gable.leads.create({ name: "Lee", email: "lee.#{RUN}@example.com" })
+    delivery = receiver.wait_for(1, timeout: 30).first
+    refute_nil delivery, "Gable delivered the event"
+
+    body = delivery.body
+    headers = delivery.headers
+    event = Gable::Webhook.verify(body, headers, secret)
+    assert_equal "lead.created", event["type"]
+
+    assert_raises(Gable::SignatureVerificationError, "tampered body") { Gable::Webhook.verify(body.sub("Lee", "Eve"), headers, secret) }
+    assert_raises(Gable::SignatureVerificationError, "wrong secret") { Gable::Webhook.verify(body, headers, "whsec_wrong") }
+    assert_raises(Gable::SignatureVerificationError, "stale") { Gable::Webhook.verify(body, headers, secret, now: Time.now + 3600) }
+    gable.webhooks.delete(hook["id"])
+  ensure
+    receiver&.close
+  end
+end

@@ -1,0 +1,212 @@
+/**
+ * The kit against a real Gable (started by sdks/run.sh, which exports GABLE_SANDBOX_URL and
+ * GABLE_TEST_KEY: a sandbox key with every scope).
+ */
+
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { before, describe, it } from "node:test";
+
+import {
+  AuthenticationError,
+  ConflictError,
+  Gable,
+  InvalidRequestError,
+  NotFoundError,
+  RateLimitError,
+  SignatureVerificationError,
+  verify,
+  type GableOptions,
+  type GableRecord,
+} from "@gable/sdk";
+
+const BASE_URL = required("GABLE_SANDBOX_URL");
+const KEY = required("GABLE_TEST_KEY");
+const RUN = randomUUID().slice(0, 8);
+const ADDRESS = { line1: "1 Kit Street", city: "Portland", country: "US" };
+
+interface Unit extends GableRecord {
+  property_id: string;
+  number: string;
+  bedrooms: number;
+}
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run this suite through sdks/run.sh`);
+  return value;
+}
+
+const client = (options: GableOptions = {}) => Gable.sandbox(KEY, { baseUrl: BASE_URL, ...options });
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}
+
+describe("against Gable", () => {
+  const gable = client();
+  let property: GableRecord;
+
+  before(async () => {
+    property = await gable.properties.create({ name: `Kit Court ${RUN}`, kind: "residential", address: ADDRESS });
+  });
+
+  describe("create, list, filters", () => {
+    let own: GableRecord;
+    let made: Unit[];
+
+    before(async () => {
+      own = await gable.properties.create({ name: `Paging Court ${RUN}`, kind: "residential", address: ADDRESS });
+      made = [];
+      for (let i = 0; i < 5; i++) {
+        made.push(await gable.units.create<Unit>({ property_id: own.id, number: `${RUN}-${i}`, bedrooms: i % 2 }));
+      }
+    });
+
+    it("creates records and reads one back, typed", async () => {
+      assert.equal(made.length, 5);
+      const first = made[0]!;
+      assert.equal(first.object, "unit");
+      const again = await gable.units.get<Unit>(first.id);
+      assert.deepEqual([again.id, again.number, again.property_id], [first.id, `${RUN}-0`, own.id]);
+    });
+
+    it("auto-paginates over several pages, in order", async () => {
+      const seen = await collect(gable.units.list({ filters: { property_id: own.id }, limit: 2, sort: "number" }));
+      assert.deepEqual(
+        seen.map((u) => u.id),
+        made.map((u) => u.id),
+        "three pages of two, in order",
+      );
+    });
+
+    it("filters and picks fields", async () => {
+      const twoBeds = await collect(gable.units.list({ filters: { property_id: own.id, bedrooms: 1 }, fields: ["id", "bedrooms"] }));
+      assert.equal(twoBeds.length, 2);
+      for (const unit of twoBeds) {
+        assert.ok(Object.keys(unit).every((k) => ["id", "bedrooms", "object"].includes(k)), JSON.stringify(unit));
+        assert.equal(unit.bedrooms, 1);
+      }
+      const many = await collect(gable.units.list({ filters: { property_id: own.id, bedrooms: { gte: 1 } } }));
+      assert.equal(many.length, 2, "an operator filter");
+    });
+
+    it("returns one page with data and meta", async () => {
+      const page = await gable.units.page({ filters: { property_id: own.id }, limit: 2 });
+      assert.equal(page.data.length, 2);
+      assert.equal(page.meta.has_more, true);
+      assert.ok(page.meta.next_cursor);
+      const next = await gable.units.page({ filters: { property_id: own.id }, limit: 2, cursor: page.meta.next_cursor! });
+      assert.notEqual(next.data[0]!.id, page.data[0]!.id);
+    });
+  });
+
+  describe("actions and typed errors", () => {
+    it("runs an action; the same action again is a 409 invalid_state_transition", async () => {
+      const unit = await gable.units.create({ property_id: property.id, number: `${RUN}-L` });
+      const listing = await gable.listings.create({ unit_id: unit.id, title: "Bright", rent: "1450.00", currency: "USD" });
+      assert.equal((await gable.listings.action(listing.id, "publish")).status, "published");
+      await assert.rejects(gable.listings.action(listing.id, "publish"), (e: unknown) => {
+        assert.ok(e instanceof ConflictError);
+        assert.deepEqual([e.status, e.code], [409, "invalid_state_transition"]);
+        assert.ok(e.requestId, "a request id");
+        return true;
+      });
+    });
+
+    it("a missing record is a 404 NotFoundError", async () => {
+      await assert.rejects(gable.units.get(randomUUID()), (e: unknown) => {
+        assert.ok(e instanceof NotFoundError);
+        assert.equal(e.status, 404);
+        return true;
+      });
+    });
+
+    it("an invalid field is a 400 InvalidRequestError naming its param", async () => {
+      const invalid = gable.units.create({ property_id: property.id, number: `${RUN}-X`, bedrooms: -1 });
+      await assert.rejects(invalid, (e: unknown) => {
+        assert.ok(e instanceof InvalidRequestError);
+        assert.deepEqual([e.status, e.param], [400, "bedrooms"]);
+        return true;
+      });
+    });
+
+    it("a bogus key is a 401 AuthenticationError", async () => {
+      const bogus = Gable.sandbox(`gbl_test_${"x".repeat(43)}`, { baseUrl: BASE_URL });
+      await assert.rejects(bogus.units.page(), (e: unknown) => {
+        assert.ok(e instanceof AuthenticationError);
+        assert.equal(e.status, 401);
+        return true;
+      });
+    });
+  });
+
+  it("a retried test payment pays once", async () => {
+    const count = async () => (await collect(gable.payments.list({ limit: 100 }))).length;
+    const before = await count();
+    const idempotencyKey = randomUUID();
+    const first = await gable.payments.createTestPayment("succeeded", "12.50", "USD", {}, { idempotencyKey });
+    const again = await gable.payments.createTestPayment("succeeded", "12.50", "USD", {}, { idempotencyKey });
+    assert.equal(again.id, first.id);
+    assert.equal(first.status, "succeeded");
+    assert.equal(await count(), before + 1, "one payment for the retried request");
+    const other = await gable.payments.createTestPayment("failed", 3, "USD");
+    assert.notEqual(other.id, first.id);
+    assert.equal(other.status, "failed");
+  });
+
+  it("429 is raised without retries, and a burst is absorbed with them (Retry-After)", async () => {
+    // The server runs with a low sandbox rate limit (sdks/run.sh); this burst exceeds it.
+    const impatient = client({ maxRetries: 0 });
+    await assert.rejects(async () => {
+      for (let i = 0; i < 40; i++) await impatient.units.page({ limit: 1 });
+    }, RateLimitError);
+    const patient = client({ maxRetries: 5 });
+    const started = performance.now();
+    for (let i = 0; i < 20; i++) await patient.units.page({ limit: 1 });
+    assert.ok(performance.now() - started > 500, "the burst had to wait for Retry-After");
+  });
+
+  it("verifies a real webhook delivery; refuses tampered, wrong-secret and stale ones", async () => {
+    const received: { body: Buffer; headers: IncomingHttpHeaders }[] = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        received.push({ body: Buffer.concat(chunks), headers: req.headers });
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const hook = await gable.webhooks.create({ url: `http://127.0.0.1:${port}/hook`, events: ["lead.created"] });
+      const secret = hook.secret as string;
+      assert.match(secret, /^whsec_/);
+      await gable.leads.create({ name: "Lee", email: `lee.${RUN}@example.com` });
+      const deadline = Date.now() + 30_000;
+      while (received.length === 0 && Date.now() < deadline) await sleep(200);
+      const delivery = received[0];
+      assert.ok(delivery, "Gable delivered the event");
+      const { body, headers } = delivery;
+
+      const event = verify(body, headers, secret);
+      assert.equal(event.type, "lead.created");
+      assert.equal(event.data.object.email, `lee.${RUN}@example.com`);
+
+      const tampered = Buffer.from(body.toString().replace("Lee", "Eve"));
+      assert.notDeepEqual(tampered, body);
+      assert.throws(() => verify(tampered, headers, secret), SignatureVerificationError, "tampered body");
+      assert.throws(() => verify(body, headers, "whsec_wrong"), SignatureVerificationError, "wrong secret");
+      assert.throws(() => verify(body, headers, secret, { now: Date.now() / 1000 + 3600 }), SignatureVerificationError, "stale");
+      await gable.webhooks.delete(hook.id);
+    } finally {
+      server.close();
+    }
+  });
+});
