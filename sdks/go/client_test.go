@@ -187,10 +187,10 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 
 func TestErrorClassesAndFields(t *testing.T) {
 	classes := []error{gable.ErrInvalidRequest, gable.ErrAuthentication, gable.ErrPermission, gable.ErrNotFound,
-		gable.ErrConflict, gable.ErrRateLimit, gable.ErrServer, gable.ErrNetwork}
+		gable.ErrConflict, gable.ErrIdempotency, gable.ErrRateLimit, gable.ErrServer, gable.ErrNetwork}
 	for status, want := range map[int]error{400: gable.ErrInvalidRequest, 401: gable.ErrAuthentication,
-		403: gable.ErrPermission, 404: gable.ErrNotFound, 409: gable.ErrConflict, 429: gable.ErrRateLimit,
-		500: gable.ErrServer, 503: gable.ErrServer, 422: nil} {
+		403: gable.ErrPermission, 404: gable.ErrNotFound, 409: gable.ErrConflict, 422: gable.ErrIdempotency,
+		429: gable.ErrRateLimit, 500: gable.ErrServer, 503: gable.ErrServer, 418: nil} {
 		status := status
 		base, _ := standIn(t, func(_ int, w http.ResponseWriter) { fail(w, status, "code_"+strconv.Itoa(status)) })
 		_, err := fast(base, gable.WithMaxRetries(0)).Units.Get(context.Background(), "u1")

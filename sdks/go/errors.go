@@ -26,14 +26,15 @@ type Error struct {
 
 // The classes of Error, one per status class, matched with errors.Is.
 var (
-	ErrInvalidRequest = errors.New("gable: invalid request")   // 400: malformed, or a field is invalid (Param names it)
-	ErrAuthentication = errors.New("gable: not authenticated") // 401: no, an unknown, or the other environment's credential
-	ErrPermission     = errors.New("gable: permission denied") // 403: the credential lacks the scope (or property)
-	ErrNotFound       = errors.New("gable: not found")         // 404
-	ErrConflict       = errors.New("gable: conflict")          // 409: a state transition, an idempotency key in use, …
-	ErrRateLimit      = errors.New("gable: rate limited")      // 429
-	ErrServer         = errors.New("gable: server error")      // 5xx
-	ErrNetwork        = errors.New("gable: network error")     // status 0: Gable could not be reached
+	ErrInvalidRequest = errors.New("gable: invalid request")        // 400: malformed, or a field is invalid (Param names it)
+	ErrAuthentication = errors.New("gable: not authenticated")      // 401: no, an unknown, or the other environment's credential
+	ErrPermission     = errors.New("gable: permission denied")      // 403: the credential lacks the scope (or property)
+	ErrNotFound       = errors.New("gable: not found")              // 404
+	ErrConflict       = errors.New("gable: conflict")               // 409: a state transition, a key whose first request still runs, …
+	ErrIdempotency    = errors.New("gable: idempotency key reused") // 422: the Idempotency-Key was used for a different request
+	ErrRateLimit      = errors.New("gable: rate limited")           // 429
+	ErrServer         = errors.New("gable: server error")           // 5xx
+	ErrNetwork        = errors.New("gable: network error")          // status 0: Gable could not be reached
 )
 
 func (e *Error) Error() string {
@@ -64,6 +65,8 @@ func (e *Error) class() error {
 		return ErrNotFound
 	case s == 409:
 		return ErrConflict
+	case s == 422:
+		return ErrIdempotency
 	case s == 429:
 		return ErrRateLimit
 	case s >= 500:

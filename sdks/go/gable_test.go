@@ -200,6 +200,30 @@ func TestARetriedTestPaymentPaysOnce(t *testing.T) {
 	}
 }
 
+func TestAReusedIdempotencyKeyIsErrIdempotency(t *testing.T) {
+	ctx, g := context.Background(), client(t)
+	key := gable.WithIdempotencyKey(newUUID())
+	first := must(t)(g.Payments.CreateTestPayment(ctx, "succeeded", "21.00", "USD", nil, key))
+	before := countPayments(t, g)
+	_, err := g.Payments.CreateTestPayment(ctx, "succeeded", "22.00", "USD", nil, key)
+	var apiErr *gable.Error
+	if !errors.Is(err, gable.ErrIdempotency) || !errors.As(err, &apiErr) {
+		t.Fatalf("the same key with another amount: want ErrIdempotency, got %v", err)
+	}
+	if apiErr.Status != 422 || apiErr.Code != "idempotency_key_reused" || apiErr.RequestID == "" {
+		t.Fatalf("the same key with another amount: %d %q, request id %q", apiErr.Status, apiErr.Code, apiErr.RequestID)
+	}
+	if errors.Is(err, gable.ErrConflict) {
+		t.Fatal("a 422 matched ErrConflict")
+	}
+	if now := must(t)(g.Payments.Get(ctx, first.ID())); !reflect.DeepEqual(now, first) {
+		t.Fatalf("the first payment changed: %v, now %v", first, now)
+	}
+	if after := countPayments(t, g); after != before {
+		t.Fatalf("no second payment: %d before, %d after", before, after)
+	}
+}
+
 func Test429IsRetriedAfterRetryAfter(t *testing.T) {
 	ctx := context.Background()
 	// The server runs with a low sandbox rate limit (sdks/run.sh); this burst exceeds it.

@@ -8,6 +8,7 @@ use Gable\Client;
 use Gable\Exception\AuthenticationException;
 use Gable\Exception\ConflictException;
 use Gable\Exception\GableException;
+use Gable\Exception\IdempotencyException;
 use Gable\Exception\InvalidRequestException;
 use Gable\Exception\NotFoundException;
 use Gable\Exception\RateLimitException;
@@ -93,6 +94,23 @@ final class AgainstGableTest extends TestCase
         $other = $g->payments->createTestPayment('failed', 3, 'USD');
         $this->assertNotSame($first['id'], $other['id']);
         $this->assertSame('failed', $other['status']);
+    }
+
+    /** @testdox A reused idempotency key with another amount is a 422 IdempotencyException */
+    public function testAReusedIdempotencyKeyIsAnIdempotencyException(): void
+    {
+        $g = self::$g;
+        $key = Client::uuid4();
+        $first = $g->payments->createTestPayment('succeeded', '21.00', 'USD', idempotencyKey: $key);
+        $before = iterator_count($g->payments->list(limit: 100));
+
+        $reused = self::caught(IdempotencyException::class, fn () => $g->payments->createTestPayment('succeeded', '22.00', 'USD', idempotencyKey: $key));
+        $this->assertSame([422, 'idempotency_key_reused'], [$reused->status, $reused->errorCode]);
+        $this->assertNotInstanceOf(ConflictException::class, $reused);
+        $this->assertNotEmpty($reused->requestId);
+
+        $this->assertSame($first, $g->payments->get($first['id']), 'the first payment is unchanged');
+        $this->assertSame($before, iterator_count($g->payments->list(limit: 100)), 'no second payment');
     }
 
     /** @testdox A 429 is raised with retries off, and absorbed by retries after Retry-After */

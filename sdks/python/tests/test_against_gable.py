@@ -67,6 +67,20 @@ class AgainstGable(unittest.TestCase):
         self.assertNotEqual(other["id"], first["id"])
         self.assertEqual(other["status"], "failed")
 
+    def test_a_reused_idempotency_key_is_an_idempotency_error(self):
+        key = str(uuid.uuid4())
+        first = self.g.payments.create_test_payment("succeeded", "21.00", "USD", idempotency_key=key)
+        before = sum(1 for _ in self.g.payments.list(limit=100))
+        with self.assertRaises(gable.IdempotencyError) as reused:
+            self.g.payments.create_test_payment("succeeded", "22.00", "USD", idempotency_key=key)
+        err = reused.exception
+        self.assertEqual((err.status, err.code), (422, "idempotency_key_reused"))
+        self.assertIsInstance(err, gable.GableError)
+        self.assertNotIsInstance(err, gable.ConflictError)
+        self.assertTrue(err.request_id)
+        self.assertEqual(self.g.payments.get(first["id"]), first, "the first payment is unchanged")
+        self.assertEqual(sum(1 for _ in self.g.payments.list(limit=100)), before, "no second payment")
+
     def test_429_is_retried_after_retry_after(self):
         # The server runs with a low sandbox rate limit (sdks/run.sh); this burst exceeds it.
         impatient = client(max_retries=0)

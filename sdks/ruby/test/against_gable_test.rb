@@ -79,6 +79,21 @@ class AgainstGableTest < Minitest::Test
     assert_equal "failed", other["status"]
   end
 
+  def test_a_reused_idempotency_key_is_an_idempotency_error
+    key = SecureRandom.uuid
+    first = gable.payments.create_test_payment("succeeded", "21.00", "USD", idempotency_key: key)
+    before = gable.payments.list(limit: 100).count
+    reused = assert_raises(Gable::IdempotencyError) do
+      gable.payments.create_test_payment("succeeded", "22.00", "USD", idempotency_key: key)
+    end
+    assert_equal [422, "idempotency_key_reused"], [reused.status, reused.code]
+    assert_kind_of Gable::Error, reused
+    refute_kind_of Gable::ConflictError, reused
+    refute_empty reused.request_id.to_s
+    assert_equal first, gable.payments.get(first["id"]), "the first payment is unchanged"
+    assert_equal before, gable.payments.list(limit: 100).count, "no second payment"
+  end
+
   def test_429_is_retried_after_retry_after
     # The server runs with a low sandbox rate limit (sdks/run.sh); this burst exceeds it.
     impatient = client(max_retries: 0)

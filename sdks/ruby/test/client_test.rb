@@ -85,8 +85,8 @@ class ClientTest < Minitest::Test
   def test_errors_are_typed_by_status
     {
       400 => Gable::InvalidRequestError, 401 => Gable::AuthenticationError, 403 => Gable::PermissionError,
-      404 => Gable::NotFoundError, 409 => Gable::ConflictError, 429 => Gable::RateLimitError,
-      500 => Gable::ServerError, 502 => Gable::ServerError, 418 => Gable::Error
+      404 => Gable::NotFoundError, 409 => Gable::ConflictError, 422 => Gable::IdempotencyError,
+      429 => Gable::RateLimitError, 500 => Gable::ServerError, 502 => Gable::ServerError, 418 => Gable::Error
     }.each do |status, type|
       serve(json(status, { error: { code: "c#{status}", message: "m#{status}", request_id: "req_#{status}", param: "p" } }))
       error = assert_raises(type) { client(max_retries: 0).units.get("u1") }

@@ -31,8 +31,17 @@ export class AuthenticationError extends GableError {}
 export class PermissionError extends GableError {}
 /** 404. */
 export class NotFoundError extends GableError {}
-/** 409: a state transition, an idempotency key in use, a conflict with other records. */
+/**
+ * 409: a state transition not allowed now, a conflict with other records, or an
+ * `Idempotency-Key` whose first request is still running (`idempotency_key_in_use`: retry it
+ * later). A key reused for a different request is an `IdempotencyError` (422).
+ */
 export class ConflictError extends GableError {}
+/**
+ * 422 `idempotency_key_reused`: the `Idempotency-Key` was already used for a different
+ * request (another body, path or method). Use a fresh key for a new request.
+ */
+export class IdempotencyError extends GableError {}
 /** 429, after the retries ran out. */
 export class RateLimitError extends GableError {}
 /** 5xx, after the retries ran out. */
@@ -44,6 +53,7 @@ const BY_STATUS: Record<number, typeof GableError> = {
   403: PermissionError,
   404: NotFoundError,
   409: ConflictError,
+  422: IdempotencyError,
   429: RateLimitError,
 };
 

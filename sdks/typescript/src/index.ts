@@ -19,6 +19,7 @@ export {
   AuthenticationError,
   ConflictError,
   GableError,
+  IdempotencyError,
   InvalidRequestError,
   NotFoundError,
   PermissionError,

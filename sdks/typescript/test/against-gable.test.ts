@@ -14,6 +14,8 @@ import {
   AuthenticationError,
   ConflictError,
   Gable,
+  GableError,
+  IdempotencyError,
   InvalidRequestError,
   NotFoundError,
   RateLimitError,
@@ -158,6 +160,23 @@ describe("against Gable", () => {
     const other = await gable.payments.createTestPayment("failed", 3, "USD");
     assert.notEqual(other.id, first.id);
     assert.equal(other.status, "failed");
+  });
+
+  it("a reused idempotency key with another amount is a 422 IdempotencyError", async () => {
+    const idempotencyKey = randomUUID();
+    const first = await gable.payments.createTestPayment("succeeded", "21.00", "USD", {}, { idempotencyKey });
+    const count = async () => (await collect(gable.payments.list({ limit: 100 }))).length;
+    const before = await count();
+    await assert.rejects(gable.payments.createTestPayment("succeeded", "22.00", "USD", {}, { idempotencyKey }), (e: unknown) => {
+      assert.ok(e instanceof IdempotencyError, `an IdempotencyError, not ${String(e)}`);
+      assert.ok(e instanceof GableError);
+      assert.ok(!(e instanceof ConflictError), "not a ConflictError");
+      assert.deepEqual([e.status, e.code], [422, "idempotency_key_reused"]);
+      assert.ok(e.requestId, "a request id");
+      return true;
+    });
+    assert.deepEqual(await gable.payments.get(first.id), first, "the first payment is unchanged");
+    assert.equal(await count(), before, "no second payment");
   });
 
   it("429 is raised without retries, and a burst is absorbed with them (Retry-After)", async () => {

@@ -36,6 +36,7 @@ class GableException extends \RuntimeException
             $status === 403 => PermissionException::class,
             $status === 404 => NotFoundException::class,
             $status === 409 => ConflictException::class,
+            $status === 422 => IdempotencyException::class,
             $status === 429 => RateLimitException::class,
             $status >= 500 => ServerException::class,
             default => self::class,

@@ -186,7 +186,8 @@ class Collection:
         fields: Optional[Sequence[str]] = None,
         limit: Optional[int] = None,
     ) -> Iterator[JSON]:
-        """Every record matching the options, page after page (follows ``next_cursor``).
+        """Every record matching the options, page after page (follows ``next_cursor``; stops
+        at a page without ``has_more``, or without a ``next_cursor`` to follow).
 
         ``filters={"status": "active", "rent": {"gte": 1000}, "currency": "USD"}``.
         """
@@ -195,10 +196,12 @@ class Collection:
         while True:
             page = self.client.request("GET", f"/{self.name}", query=query + ([("cursor", cursor)] if cursor else []))
             yield from page.get("data", [])
-            meta = page.get("meta", {})
-            if not meta.get("has_more"):
-                return
+            meta = page.get("meta") or {}
             cursor = meta.get("next_cursor")
+            # Without a cursor there is no next page to ask for: asking again without one
+            # would start over from the first page, forever.
+            if not meta.get("has_more") or not cursor:
+                return
 
     def page(self, **options: Any) -> JSON:
         """One page as the API answers it (``data`` and ``meta``)."""

@@ -41,7 +41,14 @@ class NotFoundError(GableError):
 
 
 class ConflictError(GableError):
-    """409: a state transition, an idempotency key in use, a conflict with other records."""
+    """409: a state transition not allowed now, a conflict with other records, or an
+    ``Idempotency-Key`` whose first request is still running (``idempotency_key_in_use``:
+    retry it later). A key reused for a different request is ``IdempotencyError`` (422)."""
+
+
+class IdempotencyError(GableError):
+    """422 ``idempotency_key_reused``: the ``Idempotency-Key`` was already used for a
+    different request (another body, path or method). Use a fresh key for a new request."""
 
 
 class RateLimitError(GableError):
@@ -57,9 +64,15 @@ def error_from(status: int, raw: bytes, request_id: Optional[str]) -> GableError
         body = json.loads(raw).get("error", {})
     except (ValueError, AttributeError):
         body = {}
-    cls = {400: InvalidRequestError, 401: AuthenticationError, 403: PermissionError, 404: NotFoundError, 409: ConflictError, 429: RateLimitError}.get(
-        status, ServerError if status >= 500 else GableError
-    )
+    cls = {
+        400: InvalidRequestError,
+        401: AuthenticationError,
+        403: PermissionError,
+        404: NotFoundError,
+        409: ConflictError,
+        422: IdempotencyError,
+        429: RateLimitError,
+    }.get(status, ServerError if status >= 500 else GableError)
     return cls(
         status,
         body.get("code", "unknown_error"),

@@ -23,8 +23,9 @@ def _header(headers: Mapping[str, str], name: str) -> Optional[str]:
 
 
 def verify(payload: bytes, headers: Mapping[str, str], secret: str, tolerance: int = 300, now: Optional[float] = None) -> Dict[str, Any]:
-    """Checks a delivery's signature (any of its ``v1=`` values, in constant time) and its
-    timestamp (within ``tolerance`` seconds); returns the parsed event."""
+    """Checks a delivery's signature (any of its ``v1=`` values, hex in either case, compared
+    as bytes in constant time) and its timestamp (within ``tolerance`` seconds); returns the
+    parsed event."""
     timestamp = _header(headers, "Gable-Timestamp") or ""
     signatures = [s[3:] for s in (_header(headers, "Gable-Signature") or "").split() if s.startswith("v1=")]
     if not timestamp.isdigit():
@@ -33,7 +34,16 @@ def verify(payload: bytes, headers: Mapping[str, str], secret: str, tolerance: i
         raise SignatureVerificationError("no v1 signature in Gable-Signature")
     if abs((time.time() if now is None else now) - int(timestamp)) > tolerance:
         raise SignatureVerificationError("the timestamp is outside the tolerance: a replay, or a clock far off")
-    expected = hmac.new(secret.encode(), timestamp.encode() + b"." + payload, hashlib.sha256).hexdigest()
-    if not any(hmac.compare_digest(expected.encode(), s.encode()) for s in signatures):
+    expected = hmac.new(secret.encode(), timestamp.encode() + b"." + payload, hashlib.sha256).digest()
+    if not any(hmac.compare_digest(expected, _unhex(s)) for s in signatures):
         raise SignatureVerificationError("no signature matches this secret and body")
     return json.loads(payload)
+
+
+def _unhex(signature: str) -> bytes:
+    """A ``v1=`` value's bytes (hex in either case); empty, so matching nothing, when it is
+    not hex."""
+    try:
+        return bytes.fromhex(signature)
+    except ValueError:
+        return b""

@@ -54,8 +54,13 @@ module Gable
   class PermissionError < Error; end
   # 404.
   class NotFoundError < Error; end
-  # 409: a state transition, an idempotency key in use, a conflict with other records.
+  # 409: a state transition not allowed now, a conflict with other records, or an
+  # Idempotency-Key whose first request is still running (idempotency_key_in_use: retry it
+  # later). A key reused for a different request is an IdempotencyError (422).
   class ConflictError < Error; end
+  # 422 idempotency_key_reused: the Idempotency-Key was already used for a different request
+  # (another body, path or method). Use a fresh key for a new request.
+  class IdempotencyError < Error; end
   # 429, after the retries ran out.
   class RateLimitError < Error; end
   # 5xx, after the retries ran out.
@@ -67,6 +72,7 @@ module Gable
     403 => PermissionError,
     404 => NotFoundError,
     409 => ConflictError,
+    422 => IdempotencyError,
     429 => RateLimitError
   }.freeze
 end

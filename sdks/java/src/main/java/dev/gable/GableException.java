@@ -78,6 +78,7 @@ public class GableException extends RuntimeException {
             case 403 -> new PermissionException(status, code, message, requestId, param);
             case 404 -> new NotFoundException(status, code, message, requestId, param);
             case 409 -> new ConflictException(status, code, message, requestId, param);
+            case 422 -> new IdempotencyException(status, code, message, requestId, param);
             case 429 -> new RateLimitException(status, code, message, requestId, param);
             default -> status >= 500
                     ? new ServerException(status, code, message, requestId, param)

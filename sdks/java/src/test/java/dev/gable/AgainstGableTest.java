@@ -117,6 +117,22 @@ class AgainstGableTest {
     }
 
     @Test
+    void aReusedIdempotencyKeyIsAnIdempotencyException() {
+        ListParams all = ListParams.builder().limit(100).build();
+        String key = UUID.randomUUID().toString();
+        GableObject first = gable.payments().createTestPayment("succeeded", "21.00", "USD", key);
+        long before = gable.payments().list(all).stream().count();
+        IdempotencyException reused = assertThrows(IdempotencyException.class,
+                () -> gable.payments().createTestPayment("succeeded", "22.00", "USD", key));
+        assertEquals(422, reused.status());
+        assertEquals("idempotency_key_reused", reused.code());
+        assertNotNull(reused.requestId());
+        assertFalse(reused.requestId().isBlank());
+        assertEquals(first, gable.payments().get(first.id()), "the first payment is unchanged");
+        assertEquals(before, gable.payments().list(all).stream().count(), "no second payment");
+    }
+
+    @Test
     void a429IsRetriedAfterRetryAfter() {
         // The server runs with a low sandbox rate limit (sdks/run.sh); this burst exceeds it.
         Gable impatient = Gable.builder().apiKey(KEY).baseUrl(URL).maxRetries(0).build();
