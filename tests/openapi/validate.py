@@ -172,7 +172,14 @@ def gable_checks(doc: dict, raw_size: int, server_url: str | None, c: Checks) ->
         limit = next((p for p in list_params if p.get("name") == "limit"), {}).get("schema", {})
         c.check((limit.get("minimum"), limit.get("maximum"), limit.get("default")) == (1, 100, 25),
                 f"GET /v1/{name}: limit must be 1..100, default 25; got {limit}")
-        c.check(any(str(n).startswith("filter[") for n in names), f"GET /v1/{name}: no filter parameters")
+        # The filters: one `filter` object sent form/explode, its properties named as the query keys.
+        flt = next((p for p in list_params if p.get("name") == "filter"), None)
+        if c.check(flt is not None, f"GET /v1/{name}: no `filter` parameter"):
+            c.check((flt.get("style"), flt.get("explode")) == ("form", True), f"GET /v1/{name}: `filter` must be form/explode")
+            props = deref(doc, flt.get("schema", {})).get("properties", {})
+            c.check("filter[id]" in props and all(k.startswith("filter[") for k in props),
+                    f"GET /v1/{name}: `filter` properties must be the query keys, got {sorted(props)[:5]}")
+        c.check(not any(str(n).startswith("filter[") for n in names), f"GET /v1/{name}: a filter outside the `filter` object")
 
     # operationIds: present and unique. Scopes: read for GET, write otherwise.
     seen: dict[str, str] = {}

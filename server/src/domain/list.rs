@@ -100,7 +100,8 @@ impl ListQuery {
         let mut seen = std::collections::HashSet::new();
         let mut currency_eq: Option<String> = None;
         let mut money_filters = vec![];
-        for (key, value) in pairs {
+        let pairs = join_repeated_lists(pairs);
+        for (key, value) in &pairs {
             if !seen.insert(key.as_str()) {
                 return Err(Error::parameter(key, "is given more than once"));
             }
@@ -233,6 +234,24 @@ fn parse_sort(c: &Collection, v: &str) -> Result<Vec<SortKey>> {
     Ok(keys)
 }
 
+/// A list-valued parameter (`fields[…]`, `filter[f][in]`, `filter[f][nin]`) may be repeated,
+/// as form-style clients send arrays (`fields[units]=id&fields[units]=number`, which is how
+/// the API description's `explode: true` arrays serialise): the values are joined as if sent
+/// comma-separated. Any other repeated parameter stays a `400`.
+fn join_repeated_lists(pairs: &[(String, String)]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::with_capacity(pairs.len());
+    for (k, v) in pairs {
+        let list_valued = k.starts_with("fields[") || k.ends_with("][in]") || k.ends_with("][nin]");
+        if let Some((_, joined)) = out.iter_mut().find(|(seen, _)| list_valued && seen == k) {
+            joined.push(',');
+            joined.push_str(v);
+        } else {
+            out.push((k.clone(), v.clone()));
+        }
+    }
+    out
+}
+
 /// `filter[a][b]` → `["a", "b"]`.
 fn bracket<'a>(key: &'a str, prefix: &str) -> Option<Vec<&'a str>> {
     let mut rest = key.strip_prefix(prefix)?;
@@ -348,6 +367,39 @@ mod tests {
         assert_eq!(name(q(&[("fields[units]", "id")])), "fields[units]");
         assert_eq!(name(q(&[("rent", "1")])), "rent");
         assert_eq!(name(q(&[("filter[rent][gte]", "100")])), "filter[rent][gte]");
+    }
+
+    fn l_values() -> Vec<Val> {
+        q(&[("filter[status][in]", "active"), ("filter[status][in]", "draft")]).unwrap().filters.remove(0).values
+    }
+
+    #[test]
+    fn list_valued_parameters_may_repeat_others_may_not() {
+        let l = q(&[
+            ("fields[leases]", "id"),
+            ("filter[status][in]", "active"),
+            ("fields[leases]", "status,rent"),
+            ("filter[status][in]", "draft"),
+        ])
+        .unwrap();
+        assert_eq!(l.fields.unwrap(), vec!["id", "status", "rent"]);
+        assert_eq!(l.filters.len(), 1);
+        assert_eq!(l.filters[0].raw, "active,draft");
+        let same = q(&[("filter[status][in]", "active,draft")]).unwrap();
+        assert_eq!(format!("{:?}", same.filters[0].values), format!("{:?}", l_values()));
+        for repeated in ["filter[status]", "filter[status][ne]", "sort", "limit", "cursor"] {
+            let value = if repeated == "limit" {
+                "5"
+            } else if repeated == "sort" {
+                "rent"
+            } else {
+                "active"
+            };
+            match q(&[(repeated, value), (repeated, value)]) {
+                Err(Error::InvalidParameter { param, .. }) => assert_eq!(param, repeated),
+                other => panic!("{repeated} twice: expected a parameter error, got {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -127,7 +127,9 @@ pub(super) fn add_webhooks(doc: &mut Json) {
                 "related_object_id": {"type": "string", "format": "uuid", "description": "The id of `data.object`."},
                 "property_id": {"type": ["string", "null"], "format": "uuid", "description": "The property the event concerns, if any."},
                 "data": {"type": "object", "required": data_required, "properties": data_props},
-                "test": {"const": true, "description": "Only on sample events sent by `POST /v1/webhooks/{id}/test`."},
+                // `type: boolean` rather than `const: true`: openapi-python-client 0.29 writes
+                // invalid Python for a boolean `const`.
+                "test": {"type": "boolean", "description": "Present, and `true`, only on sample events sent by `POST /v1/webhooks/{id}/test`."},
             },
         });
         if let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Json::as_object_mut) {

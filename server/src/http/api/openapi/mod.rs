@@ -182,7 +182,7 @@ fn components() -> Components {
         .schema("Error", errors::error_schema())
         .security_scheme(API_KEY, api_key_scheme())
         .security_scheme(OAUTH2, oauth2_scheme());
-    errors::responses(sandbox::register(commands::register(schemas::register(b)))).build()
+    errors::responses(sandbox::register(commands::register(paths::register_filters(schemas::register(b))))).build()
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ use utoipa::openapi::path::{
 use utoipa::openapi::request_body::{RequestBody, RequestBodyBuilder};
 use utoipa::openapi::schema::AdditionalProperties;
 use utoipa::openapi::{
-    ArrayBuilder, KnownFormat, ObjectBuilder, PathItem, Paths, PathsBuilder, RefOr, Required, ResponseBuilder, Schema, SchemaFormat, Type,
+    AllOfBuilder, ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, PathItem, Paths, PathsBuilder, RefOr, Required,
+    ResponseBuilder, Schema, SchemaFormat, Type,
 };
 
 use super::commands;
@@ -327,20 +328,15 @@ fn query(name: impl Into<String>, description: impl Into<String>, schema: impl I
         .schema(Some(schema))
 }
 
-/// A comma-separated list in one query parameter (`a,b,c`): form style, not exploded.
-fn comma_list(p: ParameterBuilder) -> Parameter {
-    p.style(Some(ParameterStyle::Form)).explode(Some(false)).build()
-}
-
 /// The fields lists may filter and sort on: the system fields first, as `domain::list::lookup`
 /// resolves them, then the collection's own.
 fn list_fields(c: &'static Collection) -> impl Iterator<Item = &'static Field> {
     [&ID, &CREATED_AT, &UPDATED_AT].into_iter().chain(c.fields.iter())
 }
 
-/// Every list query parameter: paging, sort, sparse fieldset, then the filters.
+/// Every list query parameter: paging, sort, sparse fieldset, and the filters (one object).
 fn list_parameters(c: &'static Collection) -> Vec<Parameter> {
-    let mut params = vec![
+    vec![
         query(
             "limit",
             format!("Page size, 1 to {MAX_LIMIT}. Out of range is `400`, never clamped."),
@@ -356,11 +352,8 @@ fn list_parameters(c: &'static Collection) -> Vec<Parameter> {
         .build(),
         sort_parameter(c),
         fields_parameter(c),
-    ];
-    for f in list_fields(c).filter(|f| f.filterable) {
-        params.extend(filter_parameters(f));
-    }
-    params
+        filter_parameter(c),
+    ]
 }
 
 fn sort_parameter(c: &'static Collection) -> Parameter {
@@ -387,12 +380,66 @@ fn selectable(c: &Collection) -> Vec<&'static str> {
     names
 }
 
+/// An array sent `form`/`explode` (`fields[units]=id&fields[units]=number`), as generators
+/// send arrays by default; the server takes the comma-joined form too.
 fn fields_parameter(c: &Collection) -> Parameter {
-    comma_list(query(
+    query(
         format!("fields[{}]", c.name),
-        "Sparse fieldset: only these fields are returned (`id` and `object` always are).",
+        "Sparse fieldset: only these fields are returned (`id` and `object` always are). Repeat the parameter \
+         or separate the names with commas.",
         ArrayBuilder::new().items(ObjectBuilder::new().schema_type(Type::String).enum_values(Some(selectable(c)))).min_items(Some(1)),
-    ))
+    )
+    .style(Some(ParameterStyle::Form))
+    .explode(Some(true))
+    .build()
+}
+
+/// The name of a collection's filter schema in `components.schemas`.
+fn filter_schema_name(c: &Collection) -> String {
+    format!("{}Filter", pascal(c.object))
+}
+
+/// All of a list's filters as one parameter: an object whose property names are the query
+/// keys themselves (`filter[status]`, `filter[rent][gte]`). `form` style with `explode` sends
+/// each property as its own `key=value` pair, so a generator that follows the specification
+/// produces exactly the wire form, and a generated list function takes one `filter` argument
+/// instead of one per field and operator (leases had 76). A `deepObject` would need nested
+/// objects for the operators, which neither the specification nor common generators define.
+fn filter_parameter(c: &Collection) -> Parameter {
+    query(
+        "filter",
+        "The filters, each property its own query parameter: `filter[<field>]=<value>` (equality) and \
+         `filter[<field>][<op>]=<value>` (`ne`, `gt`, `gte`, `lt`, `lte`, `in`, `nin`, `exists`). All given must \
+         hold. `in`/`nin` take a comma-separated list or the key repeated. An unknown field or operator is `400` \
+         naming it.",
+        schema_ref(&filter_schema_name(c)),
+    )
+    .style(Some(ParameterStyle::Form))
+    .explode(Some(true))
+    .build()
+}
+
+/// `components.schemas.<Object>Filter` for every collection.
+pub(super) fn register_filters(mut b: ComponentsBuilder) -> ComponentsBuilder {
+    for c in COLLECTIONS {
+        b = b.schema(filter_schema_name(c), filter_schema(c));
+    }
+    b
+}
+
+/// The object behind `filter`: one property per field that can be filtered on and per
+/// operator it takes, named as the query key.
+fn filter_schema(c: &'static Collection) -> Schema {
+    let mut o = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some(format!("Filters on {}: each property is one query parameter, named as sent.", c.name)))
+        .additional_properties(Some(AdditionalProperties::FreeForm(false)));
+    for f in list_fields(c).filter(|f| f.filterable) {
+        for (key, schema) in filter_properties(f) {
+            o = o.property(key, schema);
+        }
+    }
+    o.build().into()
 }
 
 /// The operators a field's filter takes besides equality, mirroring `ListQuery::parse`:
@@ -415,42 +462,53 @@ fn can_be_missing(f: &Field) -> bool {
     f.nullable() && !SYSTEM_FIELDS.contains(&f.name)
 }
 
-/// `filter[f]` (equality) and one `filter[f][op]` per operator the field takes.
-fn filter_parameters(f: &Field) -> Vec<Parameter> {
+/// `filter[f]` (equality) and one `filter[f][op]` per operator the field takes, with the
+/// schema of each.
+fn filter_properties(f: &Field) -> Vec<(String, RefOr<Schema>)> {
     let Some(value) = filter_value_schema(f) else { return vec![] };
     let money_note = if f.ty == Ty::Money { " Needs `filter[currency]` too: amounts are compared in that currency." } else { "" };
-    let base = format!("filter[{}]", f.name);
-    let mut params = vec![query(&base, format!("Only records whose `{}` equals this.{money_note}", f.name), value.clone()).build()];
-    for op in filter_ops(f) {
-        let name = format!("{base}[{op}]");
-        params.push(match op {
-            "in" | "nin" => {
-                let what = if op == "in" { "is one of" } else { "is none of" };
-                comma_list(query(
-                    name,
-                    format!("Only records whose `{}` {what} these (comma-separated).{money_note}", f.name),
-                    ArrayBuilder::new().items(value.clone()).min_items(Some(1)).max_items(Some(100)),
-                ))
+    let described = |schema: RefOr<Schema>, what: String| -> RefOr<Schema> {
+        let text = format!("Only records whose `{}` {what}.{money_note}", f.name);
+        match schema {
+            RefOr::T(Schema::Object(mut o)) => {
+                o.description = Some(text);
+                RefOr::T(Schema::Object(o))
             }
-            "exists" => query(
-                name,
-                format!("`true`: only records where `{}` is set; `false`: only those where it is not.{money_note}", f.name),
-                ObjectBuilder::new().schema_type(Type::Boolean),
-            )
-            .build(),
+            // A referenced schema (an enum) cannot carry a description beside its `$ref`
+            // in every generator; wrap it.
+            other => AllOfBuilder::new().item(other).description(Some(text)).into(),
+        }
+    };
+    let base = format!("filter[{}]", f.name);
+    let mut props = vec![(base.clone(), described(value.clone(), "equals this".into()))];
+    for op in filter_ops(f) {
+        let schema = match op {
+            // A comma-separated string rather than an array: an array inside the `filter`
+            // object is a nested structure that openapi-fetch refuses to serialise.
+            "in" | "nin" => {
+                let what = if op == "in" { "is one of these" } else { "is none of these" };
+                let mut list = ObjectBuilder::new().schema_type(Type::String).min_length(Some(1));
+                if let Ty::Enum(values) = f.ty {
+                    let one = values.join("|");
+                    list = list.pattern(Some(format!("^({one})(,({one}))*$")));
+                }
+                described(list.into(), format!("{what} (comma-separated, up to 100)"))
+            }
+            "exists" => described(ObjectBuilder::new().schema_type(Type::Boolean).into(), "is set (`true`) or is not (`false`)".into()),
             _ => {
                 let what = match op {
-                    "ne" => "does not equal",
-                    "gt" => "is greater than",
-                    "gte" => "is greater than or equal to",
-                    "lt" => "is less than",
-                    _ => "is less than or equal to",
+                    "ne" => "does not equal this",
+                    "gt" => "is greater than this",
+                    "gte" => "is greater than or equal to this",
+                    "lt" => "is less than this",
+                    _ => "is less than or equal to this",
                 };
-                query(name, format!("Only records whose `{}` {what} this.{money_note}", f.name), value.clone()).build()
+                described(value.clone(), what.into())
             }
-        });
+        };
+        props.push((format!("{base}[{op}]"), schema));
     }
-    params
+    props
 }
 
 /// The schema of one filter value, or `None` for types lists cannot filter on.
@@ -467,7 +525,7 @@ fn filter_value_schema(f: &Field) -> Option<RefOr<Schema>> {
 mod tests {
     //! Every documented list parameter must be accepted by the parser the handlers use.
 
-    use serde_json::Value as Json;
+    use serde_json::{json, Value as Json};
 
     use super::super::tests::{doc, resolve};
     use crate::domain::collections::COLLECTIONS;
@@ -477,6 +535,9 @@ mod tests {
     fn query_sample(s: &Json) -> String {
         if let Some(items) = s.get("items") {
             return query_sample(items);
+        }
+        if let Some(inner) = s.get("allOf").and_then(|a| a.get(0)) {
+            return query_sample(inner);
         }
         if let Some(first) = s.get("enum").and_then(|e| e.get(0)) {
             return first.as_str().map(str::to_string).unwrap_or_else(|| first.to_string());
@@ -494,22 +555,48 @@ mod tests {
         }
     }
 
+    /// The query pairs a documented list parameter stands for: itself, or for `filter`,
+    /// one pair per property of its object schema.
+    fn documented_pairs(d: &Json, p: &Json) -> Vec<(String, Json)> {
+        let name = p["name"].as_str().unwrap().to_string();
+        if name != "filter" {
+            return vec![(name, p.clone())];
+        }
+        assert_eq!((p["style"].as_str(), p["explode"].as_bool()), (Some("form"), Some(true)), "filter is form/explode");
+        let schema = resolve(d, &p["schema"]);
+        assert_eq!(schema["additionalProperties"], false, "unknown filters are refused, so the schema says so");
+        let props = schema["properties"].as_object().unwrap();
+        props
+            .iter()
+            .map(|(k, s)| {
+                // A comma-separated list is sampled by one value of the field's equality filter.
+                let sample = match k.strip_suffix("[in]").or_else(|| k.strip_suffix("[nin]")) {
+                    Some(base) => &props[base],
+                    None => s,
+                };
+                (k.clone(), json!({ "schema": sample, "description": s["description"] }))
+            })
+            .collect()
+    }
+
     #[test]
     fn every_documented_list_parameter_is_accepted() {
         let d = doc();
         for c in COLLECTIONS {
             let params = d["paths"][format!("/v1/{}", c.name)]["get"]["parameters"].as_array().unwrap();
-            for p in params.iter().map(|p| resolve(&d, p)).filter(|p| p["in"] == "query") {
-                let name = p["name"].as_str().unwrap();
+            let pairs: Vec<(String, Json)> =
+                params.iter().map(|p| resolve(&d, p)).filter(|p| p["in"] == "query").flat_map(|p| documented_pairs(&d, p)).collect();
+            assert!(pairs.iter().any(|(k, _)| k == "filter[id]"), "{}: every list filters on id", c.name);
+            for (name, p) in pairs {
                 let values: Vec<String> = if name == "sort" {
                     // Every key the description calls sortable, ascending and descending.
                     let listed = p["description"].as_str().unwrap().split("Sortable:").nth(1).unwrap();
                     listed.split('`').skip(1).step_by(2).flat_map(|k| [k.to_string(), format!("-{k}")]).collect()
                 } else {
-                    vec![query_sample(&p["schema"])]
+                    vec![query_sample(resolve(&d, &p["schema"]))]
                 };
                 for value in values {
-                    let mut pairs = vec![(name.to_string(), value.clone())];
+                    let mut pairs = vec![(name.clone(), value.clone())];
                     if p["description"].as_str().is_some_and(|t| t.contains("Needs `filter[currency]`")) {
                         pairs.push(("filter[currency]".into(), "USD".into()));
                     }
