@@ -181,18 +181,43 @@ func countPayments(t *testing.T, g *gable.Client) int {
 
 func TestARetriedTestPaymentPaysOnce(t *testing.T) {
 	ctx, g := context.Background(), client(t)
+	// A test invoice paid safely twice: only an open invoice takes payments.
+	prop := newProperty(t, g, "Pay Court")
+	unit := must(t)(g.Units.Create(ctx, gable.Record{"property_id": prop.ID(), "number": run + "-P"}))
+	lease := must(t)(g.Leases.Create(ctx, gable.Record{
+		"unit_id": unit.ID(), "start_date": "2027-01-01", "rent": "100.00", "currency": "USD",
+	}))
+	invoice := must(t)(g.Invoices.Create(ctx, gable.Record{
+		"lease_id": lease.ID(), "amount_due": "100.00", "currency": "USD", "due_date": "2027-01-01",
+	}))
+	if invoice["status"] != "draft" {
+		t.Fatalf("a new invoice: status %v, want draft", invoice["status"])
+	}
+	if opened := must(t)(g.Invoices.Action(ctx, invoice.ID(), "open", nil)); opened["status"] != "open" {
+		t.Fatalf("open: status %v", opened["status"])
+	}
+
 	before := countPayments(t, g)
 	key := gable.WithIdempotencyKey(newUUID())
-	first := must(t)(g.Payments.CreateTestPayment(ctx, "succeeded", "12.50", "USD", nil, key))
-	again := must(t)(g.Payments.CreateTestPayment(ctx, "succeeded", "12.50", "USD", nil, key))
+	pay := gable.Record{"invoice_id": invoice.ID()}
+	first := must(t)(g.Payments.CreateTestPayment(ctx, "succeeded", "100.00", "USD", pay, key))
+	again := must(t)(g.Payments.CreateTestPayment(ctx, "succeeded", "100.00", "USD", pay, key))
 	if first.ID() != again.ID() {
 		t.Fatalf("the same key made two payments: %s and %s", first.ID(), again.ID())
 	}
-	if first["status"] != "succeeded" {
-		t.Fatalf("scenario succeeded: status %v", first["status"])
+	if first["status"] != "succeeded" || again["status"] != "succeeded" {
+		t.Fatalf("scenario succeeded: status %v, then %v", first["status"], again["status"])
 	}
 	if after := countPayments(t, g); after != before+1 {
 		t.Fatalf("one payment for the retried request: %d before, %d after", before, after)
+	}
+	paid := must(t)(g.Invoices.Get(ctx, invoice.ID()))
+	if paid["status"] != "paid" {
+		t.Fatalf("the paid invoice: status %v, want paid", paid["status"])
+	}
+	// Amounts are JSON numbers (float64 in a Record).
+	if amount, ok := paid["amount_paid"].(float64); !ok || amount != 100 {
+		t.Fatalf("the paid invoice: amount_paid %#v, want the number 100", paid["amount_paid"])
 	}
 	other := must(t)(g.Payments.CreateTestPayment(ctx, "failed", "3", "USD", nil))
 	if other.ID() == first.ID() || other["status"] != "failed" {

@@ -83,13 +83,24 @@ final class AgainstGableTest extends TestCase
     public function testARetriedTestPaymentPaysOnce(): void
     {
         $g = self::$g;
+        // A test invoice paid safely twice: only an open invoice takes payments.
+        $unit = $g->units->create(['property_id' => self::$property['id'], 'number' => self::$run . '-P']);
+        $lease = $g->leases->create(['unit_id' => $unit['id'], 'start_date' => '2027-01-01', 'rent' => '100.00', 'currency' => 'USD']);
+        $invoice = $g->invoices->create(['lease_id' => $lease['id'], 'amount_due' => '100.00', 'currency' => 'USD', 'due_date' => '2027-01-01']);
+        $this->assertSame('draft', $invoice['status']);
+        $this->assertSame('open', $g->invoices->action($invoice['id'], 'open')['status']);
+
         $before = iterator_count($g->payments->list(limit: 100));
         $key = Client::uuid4();
-        $first = $g->payments->createTestPayment('succeeded', '12.50', 'USD', idempotencyKey: $key);
-        $again = $g->payments->createTestPayment('succeeded', '12.50', 'USD', idempotencyKey: $key);
+        $first = $g->payments->createTestPayment('succeeded', '100.00', 'USD', ['invoice_id' => $invoice['id']], idempotencyKey: $key);
+        $again = $g->payments->createTestPayment('succeeded', '100.00', 'USD', ['invoice_id' => $invoice['id']], idempotencyKey: $key);
         $this->assertSame($first['id'], $again['id']);
-        $this->assertSame('succeeded', $first['status']);
+        $this->assertSame(['succeeded', 'succeeded'], [$first['status'], $again['status']]);
         $this->assertSame($before + 1, iterator_count($g->payments->list(limit: 100)), 'one payment for the retried request');
+        $paid = $g->invoices->get($invoice['id']);
+        $this->assertSame('paid', $paid['status']);
+        $this->assertContains(get_debug_type($paid['amount_paid']), ['int', 'float'], 'amounts are JSON numbers');
+        $this->assertEquals(100, $paid['amount_paid']);
 
         $other = $g->payments->createTestPayment('failed', 3, 'USD');
         $this->assertNotSame($first['id'], $other['id']);

@@ -56,13 +56,25 @@ class AgainstGable(unittest.TestCase):
             gable.Client.sandbox("gbl_test_" + "x" * 43, URL).units.page()
 
     def test_a_retried_test_payment_pays_once(self):
+        # A test invoice paid safely twice: only an open invoice takes payments.
+        unit = self.g.units.create({"property_id": self.property["id"], "number": f"{RUN}-P"})
+        lease = self.g.leases.create({"unit_id": unit["id"], "start_date": "2027-01-01", "rent": "100.00", "currency": "USD"})
+        invoice = self.g.invoices.create(
+            {"lease_id": lease["id"], "amount_due": "100.00", "currency": "USD", "due_date": "2027-01-01"}
+        )
+        self.assertEqual(invoice["status"], "draft")
+        self.assertEqual(self.g.invoices.action(invoice["id"], "open")["status"], "open")
+
         before = sum(1 for _ in self.g.payments.list(limit=100))
         key = str(uuid.uuid4())
-        first = self.g.payments.create_test_payment("succeeded", "12.50", "USD", idempotency_key=key)
-        again = self.g.payments.create_test_payment("succeeded", "12.50", "USD", idempotency_key=key)
+        first = self.g.payments.create_test_payment("succeeded", "100.00", "USD", idempotency_key=key, invoice_id=invoice["id"])
+        again = self.g.payments.create_test_payment("succeeded", "100.00", "USD", idempotency_key=key, invoice_id=invoice["id"])
         self.assertEqual(first["id"], again["id"])
-        self.assertEqual(first["status"], "succeeded")
+        self.assertEqual((first["status"], again["status"]), ("succeeded", "succeeded"))
         self.assertEqual(sum(1 for _ in self.g.payments.list(limit=100)), before + 1, "one payment for the retried request")
+        paid = self.g.invoices.get(invoice["id"])
+        self.assertEqual(paid["status"], "paid")
+        self.assertEqual(paid["amount_paid"], 100, "amounts are JSON numbers")
         other = self.g.payments.create_test_payment("failed", 3, "USD")
         self.assertNotEqual(other["id"], first["id"])
         self.assertEqual(other["status"], "failed")

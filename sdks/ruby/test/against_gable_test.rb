@@ -66,13 +66,24 @@ class AgainstGableTest < Minitest::Test
   end
 
   def test_a_retried_test_payment_pays_once
+    # A test invoice paid safely twice: only an open invoice takes payments.
+    unit = gable.units.create({ property_id: new_property("Pay Court")["id"], number: "#{RUN}-P" })
+    lease = gable.leases.create({ unit_id: unit["id"], start_date: "2027-01-01", rent: "100.00", currency: "USD" })
+    invoice = gable.invoices.create({ lease_id: lease["id"], amount_due: "100.00", currency: "USD", due_date: "2027-01-01" })
+    assert_equal "draft", invoice["status"]
+    assert_equal "open", gable.invoices.action(invoice["id"], "open")["status"]
+
     before = gable.payments.list(limit: 100).count
     key = SecureRandom.uuid
-    first = gable.payments.create_test_payment("succeeded", "12.50", "USD", idempotency_key: key)
-    again = gable.payments.create_test_payment("succeeded", "12.50", "USD", idempotency_key: key)
+    first = gable.payments.create_test_payment("succeeded", "100.00", "USD", idempotency_key: key, invoice_id: invoice["id"])
+    again = gable.payments.create_test_payment("succeeded", "100.00", "USD", idempotency_key: key, invoice_id: invoice["id"])
     assert_equal first["id"], again["id"]
-    assert_equal "succeeded", first["status"]
+    assert_equal %w[succeeded succeeded], [first["status"], again["status"]]
     assert_equal before + 1, gable.payments.list(limit: 100).count, "one payment for the retried request"
+    paid = gable.invoices.get(invoice["id"])
+    assert_equal "paid", paid["status"]
+    assert_kind_of Numeric, paid["amount_paid"], "amounts are JSON numbers"
+    assert_equal 100, paid["amount_paid"]
 
     other = gable.payments.create_test_payment("failed", 3, "USD")
     refute_equal first["id"], other["id"]

@@ -36,6 +36,11 @@ interface Unit extends GableRecord {
   bedrooms: number;
 }
 
+interface Invoice extends GableRecord {
+  status: string;
+  amount_paid: number;
+}
+
 function required(name: string): string {
   const value = process.env[name];
   if (!value) throw new Error(`${name} is not set: run this suite through sdks/run.sh`);
@@ -149,14 +154,26 @@ describe("against Gable", () => {
   });
 
   it("a retried test payment pays once", async () => {
+    // A test invoice paid safely twice: only an open invoice takes payments.
+    const unit = await gable.units.create({ property_id: property.id, number: `${RUN}-P` });
+    const lease = await gable.leases.create({ unit_id: unit.id, start_date: "2027-01-01", rent: "100.00", currency: "USD" });
+    const invoice = await gable.invoices.create<Invoice>({ lease_id: lease.id, amount_due: "100.00", currency: "USD", due_date: "2027-01-01" });
+    assert.equal(invoice.status, "draft");
+    assert.equal((await gable.invoices.action<Invoice>(invoice.id, "open")).status, "open");
+
     const count = async () => (await collect(gable.payments.list({ limit: 100 }))).length;
     const before = await count();
     const idempotencyKey = randomUUID();
-    const first = await gable.payments.createTestPayment("succeeded", "12.50", "USD", {}, { idempotencyKey });
-    const again = await gable.payments.createTestPayment("succeeded", "12.50", "USD", {}, { idempotencyKey });
+    const pay = { invoice_id: invoice.id };
+    const first = await gable.payments.createTestPayment("succeeded", "100.00", "USD", pay, { idempotencyKey });
+    const again = await gable.payments.createTestPayment("succeeded", "100.00", "USD", pay, { idempotencyKey });
     assert.equal(again.id, first.id);
-    assert.equal(first.status, "succeeded");
+    assert.deepEqual([first.status, again.status], ["succeeded", "succeeded"]);
     assert.equal(await count(), before + 1, "one payment for the retried request");
+    const paid = await gable.invoices.get<Invoice>(invoice.id);
+    assert.equal(paid.status, "paid");
+    assert.equal(typeof paid.amount_paid, "number", "amounts are JSON numbers");
+    assert.equal(paid.amount_paid, 100);
     const other = await gable.payments.createTestPayment("failed", 3, "USD");
     assert.notEqual(other.id, first.id);
     assert.equal(other.status, "failed");

@@ -2,6 +2,7 @@ package dev.gable;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -102,14 +104,30 @@ class AgainstGableTest {
 
     @Test
     void aRetriedTestPaymentPaysOnce() {
+        // A test invoice paid safely twice: only an open invoice takes payments.
+        GableObject unit = gable.units().create(Map.of("property_id", property.id(), "number", RUN + "-P"));
+        GableObject lease = gable.leases().create(Map.of(
+                "unit_id", unit.id(), "start_date", "2027-01-01", "rent", "100.00", "currency", "USD"));
+        GableObject invoice = gable.invoices().create(Map.of(
+                "lease_id", lease.id(), "amount_due", "100.00", "currency", "USD", "due_date", "2027-01-01"));
+        assertEquals("draft", invoice.getString("status"));
+        assertEquals("open", gable.invoices().action(invoice.id(), "open").getString("status"));
+
         ListParams all = ListParams.builder().limit(100).build();
         long before = gable.payments().list(all).stream().count();
         String key = UUID.randomUUID().toString();
-        GableObject first = gable.payments().createTestPayment("succeeded", "12.50", "USD", key);
-        GableObject again = gable.payments().createTestPayment("succeeded", "12.50", "USD", key);
+        Map<String, String> pay = Map.of("invoice_id", invoice.id());
+        GableObject first = gable.payments().createTestPayment("succeeded", "100.00", "USD", pay, key);
+        GableObject again = gable.payments().createTestPayment("succeeded", "100.00", "USD", pay, key);
         assertEquals(first.id(), again.id());
         assertEquals("succeeded", first.getString("status"));
+        assertEquals("succeeded", again.getString("status"));
         assertEquals(before + 1, gable.payments().list(all).stream().count(), "one payment for the retried request");
+        GableObject paid = gable.invoices().get(invoice.id());
+        assertEquals("paid", paid.getString("status"));
+        // Amounts are JSON numbers (Integer or BigDecimal here): compare them as numbers.
+        Number amountPaid = assertInstanceOf(Number.class, paid.get("amount_paid"), "amounts are JSON numbers");
+        assertEquals(0, new BigDecimal(amountPaid.toString()).compareTo(new BigDecimal("100")), () -> "amount_paid " + amountPaid);
 
         GableObject other = gable.payments().createTestPayment("failed", 3, "USD");
         assertNotEquals(first.id(), other.id());
