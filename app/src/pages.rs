@@ -23,6 +23,40 @@ pub(crate) fn err_text(e: &ServerFnError) -> String {
     }
 }
 
+/// A resource's list: "Loading…" while it loads (the old list stays shown while it
+/// reloads), an empty state (`empty_title`, `empty_text`) when there is nothing,
+/// `<ul class="list" id=id>` with one `row` (an `<li>`) per item, or the error.
+#[component]
+pub(crate) fn ListOrEmpty<T, F, IV>(
+    items: Resource<Result<Vec<T>, ServerFnError>>,
+    id: &'static str,
+    empty_title: &'static str,
+    empty_text: &'static str,
+    row: F,
+) -> impl IntoView
+where
+    T: Clone + Send + Sync + 'static,
+    F: Fn(T) -> IV + Clone + Send + Sync + 'static,
+    IV: IntoView + 'static,
+{
+    view! {
+        <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            {move || {
+                let row = row.clone();
+                Suspend::new(async move {
+                    match items.await {
+                        Ok(list) if list.is_empty() => view! {
+                            <div class="empty"><h2>{empty_title}</h2><p>{empty_text}</p></div>
+                        }.into_any(),
+                        Ok(list) => view! { <ul class="list" id=id>{list.into_iter().map(row).collect_view()}</ul> }.into_any(),
+                        Err(e) => view! { <p class="form-error">{err_text(&e)}</p> }.into_any(),
+                    }
+                })
+            }}
+        </Transition>
+    }
+}
+
 /// Shows an action's error, if its last run failed.
 #[component]
 fn FormError<T: Clone + Send + Sync + 'static>(value: MappedSignal<Option<Result<T, ServerFnError>>>) -> impl IntoView {
@@ -222,33 +256,22 @@ pub fn ServiceAccountsPage() -> impl IntoView {
             </ActionForm>
         })}
         {(!can_manage).then(|| view! { <p class="notice">"Only owners and admins can create service accounts and keys."</p> })}
-        <Transition fallback=|| view! { <p>"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match accounts.await {
-                    Ok(list) if list.is_empty() => view! {
-                        <div class="empty">
-                            <h2>"No service accounts yet"</h2>
-                            <p>"Create one for your website or property software, then create a key for it."</p>
-                        </div>
-                    }.into_any(),
-                    Ok(list) => view! {
-                        <ul class="list" id="service-accounts">
-                            {list.into_iter().map(|sa| {
-                                let href = format!("/console/service-accounts/{}", sa.id);
-                                view! {
-                                    <li class="list-item">
-                                        <A href=href attr:class="strong">{sa.name.clone()}</A>
-                                        <span class=format!("badge {}", sa.status)>{sa.status.clone()}</span>
-                                        <span class="muted">{format!("{} active key(s)", sa.active_keys)}</span>
-                                    </li>
-                                }
-                            }).collect_view()}
-                        </ul>
-                    }.into_any(),
-                    Err(e) => view! { <p class="form-error">{err_text(&e)}</p> }.into_any(),
+        <ListOrEmpty
+            items=accounts
+            id="service-accounts"
+            empty_title="No service accounts yet"
+            empty_text="Create one for your website or property software, then create a key for it."
+            row=|sa| {
+                let href = format!("/console/service-accounts/{}", sa.id);
+                view! {
+                    <li class="list-item">
+                        <A href=href attr:class="strong">{sa.name.clone()}</A>
+                        <span class=format!("badge {}", sa.status)>{sa.status.clone()}</span>
+                        <span class="muted">{format!("{} active key(s)", sa.active_keys)}</span>
+                    </li>
                 }
-            })}
-        </Transition>
+            }
+        />
     }
 }
 

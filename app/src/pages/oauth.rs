@@ -5,7 +5,7 @@
 
 use leptos::prelude::*;
 
-use super::{err_text, me, short_time, FormError, SecretOnce};
+use super::{me, short_time, FormError, ListOrEmpty, SecretOnce};
 use crate::api::*;
 use crate::service::OAuthAppWithSecret;
 
@@ -73,61 +73,50 @@ pub fn OAuthAppsPage() -> impl IntoView {
         <FormError value=update.value()/>
         <FormError value=rotate.value()/>
         <FormError value=delete.value()/>
-        <Transition fallback=|| view! { <p>"Loading…"</p> }>
-            {move || {
-                let csrf = csrf.clone();
-                Suspend::new(async move {
-                    match apps.await {
-                        Ok(list) if list.is_empty() => view! {
-                            <div class="empty"><h2>"No apps yet"</h2><p>"Register an app to let other Gable users connect it to their accounts."</p></div>
-                        }.into_any(),
-                        Ok(list) => view! {
-                            <ul class="list" id="oauth-apps">
-                                {list.into_iter().map(|app| {
-                                    let uris = app.redirect_uris.join("\n");
-                                    let kind = if app.public { "Public client" } else { "Confidential client" };
-                                    let (c1, c2, c3) = (csrf.clone(), csrf.clone(), csrf.clone());
-                                    let (id1, id2, id3) = (app.id.clone(), app.id.clone(), app.id.clone());
-                                    let uris_label = format!("Redirect URIs of {}", app.name);
-                                    let rotate_label = format!("Rotate the secret of {}", app.name);
-                                    let delete_label = format!("Delete {}", app.name);
-                                    let (public, listed) = (app.public, app.redirect_uris.join(", "));
-                                    view! {
-                                        <li class="list-item oauth-app">
-                                            <strong>{app.name.clone()}</strong>
-                                            <span class="muted">{kind}" · "{if app.livemode { "live" } else { "test" }}" · registered "{short_time(&app.created_at)}</span>
-                                            <p>"Client ID: "<code>{app.client_id.clone()}</code></p>
-                                            {can_manage.then(|| view! {
-                                                <ActionForm action=update attr:class="form inline">
-                                                    <input type="hidden" name="csrf" value=c1/>
-                                                    <input type="hidden" name="id" value=id1/>
-                                                    <label>{uris_label}<textarea name="redirect_uris" rows="2" required>{uris}</textarea></label>
-                                                    <button type="submit">"Save redirect URIs"</button>
-                                                </ActionForm>
-                                                {(!public).then(|| view! {
-                                                    <ActionForm action=rotate attr:class="inline">
-                                                        <input type="hidden" name="csrf" value=c2/>
-                                                        <input type="hidden" name="id" value=id2/>
-                                                        <button type="submit">{rotate_label}</button>
-                                                    </ActionForm>
-                                                })}
-                                                <ActionForm action=delete attr:class="inline">
-                                                    <input type="hidden" name="csrf" value=c3/>
-                                                    <input type="hidden" name="id" value=id3/>
-                                                    <button type="submit" class="danger">{delete_label}</button>
-                                                </ActionForm>
-                                            })}
-                                            {(!can_manage).then(|| view! { <p class="muted">"Redirect URIs: "{listed}</p> })}
-                                        </li>
-                                    }
-                                }).collect_view()}
-                            </ul>
-                        }.into_any(),
-                        Err(e) => view! { <p class="form-error">{err_text(&e)}</p> }.into_any(),
-                    }
-                })
-            }}
-        </Transition>
+        <ListOrEmpty
+            items=apps
+            id="oauth-apps"
+            empty_title="No apps yet"
+            empty_text="Register an app to let other Gable users connect it to their accounts."
+            row=move |app| {
+                let uris = app.redirect_uris.join("\n");
+                let kind = if app.public { "Public client" } else { "Confidential client" };
+                let (c1, c2, c3) = (csrf.clone(), csrf.clone(), csrf.clone());
+                let (id1, id2, id3) = (app.id.clone(), app.id.clone(), app.id.clone());
+                let uris_label = format!("Redirect URIs of {}", app.name);
+                let rotate_label = format!("Rotate the secret of {}", app.name);
+                let delete_label = format!("Delete {}", app.name);
+                let (public, listed) = (app.public, app.redirect_uris.join(", "));
+                view! {
+                    <li class="list-item oauth-app">
+                        <strong>{app.name.clone()}</strong>
+                        <span class="muted">{kind}" · "{if app.livemode { "live" } else { "test" }}" · registered "{short_time(&app.created_at)}</span>
+                        <p>"Client ID: "<code>{app.client_id.clone()}</code></p>
+                        {can_manage.then(|| view! {
+                            <ActionForm action=update attr:class="form inline">
+                                <input type="hidden" name="csrf" value=c1/>
+                                <input type="hidden" name="id" value=id1/>
+                                <label>{uris_label}<textarea name="redirect_uris" rows="2" required>{uris}</textarea></label>
+                                <button type="submit">"Save redirect URIs"</button>
+                            </ActionForm>
+                            {(!public).then(|| view! {
+                                <ActionForm action=rotate attr:class="inline">
+                                    <input type="hidden" name="csrf" value=c2/>
+                                    <input type="hidden" name="id" value=id2/>
+                                    <button type="submit">{rotate_label}</button>
+                                </ActionForm>
+                            })}
+                            <ActionForm action=delete attr:class="inline">
+                                <input type="hidden" name="csrf" value=c3/>
+                                <input type="hidden" name="id" value=id3/>
+                                <button type="submit" class="danger">{delete_label}</button>
+                            </ActionForm>
+                        })}
+                        {(!can_manage).then(|| view! { <p class="muted">"Redirect URIs: "{listed}</p> })}
+                    </li>
+                }
+            }
+        />
     }
 }
 
@@ -142,38 +131,27 @@ pub fn ConnectedAppsPage() -> impl IntoView {
         <h1>"Connected apps"</h1>
         <p class="lede">{format!("The apps {whose} authorized to act in this account. Revoking one stops its access at once.")}</p>
         <FormError value=revoke.value()/>
-        <Transition fallback=|| view! { <p>"Loading…"</p> }>
-            {move || {
+        <ListOrEmpty
+            items=connected
+            id="connected-apps"
+            empty_title="No connected apps"
+            empty_text="When someone authorizes an app, it is listed here."
+            row=move |g| {
                 let csrf = csrf.clone();
-                Suspend::new(async move {
-                    match connected.await {
-                        Ok(list) if list.is_empty() => view! {
-                            <div class="empty"><h2>"No connected apps"</h2><p>"When someone authorizes an app, it is listed here."</p></div>
-                        }.into_any(),
-                        Ok(list) => view! {
-                            <ul class="list" id="connected-apps">
-                                {list.into_iter().map(|g| {
-                                    let csrf = csrf.clone();
-                                    let last = g.last_used_at.as_deref().map(short_time).unwrap_or_else(|| "never".into());
-                                    view! {
-                                        <li class="list-item connected-app">
-                                            <strong>{g.app_name.clone()}</strong>
-                                            <span class="muted">{format!("authorized by {} · {} · last used {}", g.user_email, if g.livemode { "live" } else { "test" }, last)}</span>
-                                            <p>{g.scopes.iter().map(|s| view! { <code class="scope">{s.clone()}</code>" " }).collect_view()}</p>
-                                            <ActionForm action=revoke attr:class="inline">
-                                                <input type="hidden" name="csrf" value=csrf/>
-                                                <input type="hidden" name="id" value=g.id.clone()/>
-                                                <button type="submit" class="danger">{format!("Revoke {}", g.app_name)}</button>
-                                            </ActionForm>
-                                        </li>
-                                    }
-                                }).collect_view()}
-                            </ul>
-                        }.into_any(),
-                        Err(e) => view! { <p class="form-error">{err_text(&e)}</p> }.into_any(),
-                    }
-                })
-            }}
-        </Transition>
+                let last = g.last_used_at.as_deref().map(short_time).unwrap_or_else(|| "never".into());
+                view! {
+                    <li class="list-item connected-app">
+                        <strong>{g.app_name.clone()}</strong>
+                        <span class="muted">{format!("authorized by {} · {} · last used {}", g.user_email, if g.livemode { "live" } else { "test" }, last)}</span>
+                        <p>{g.scopes.iter().map(|s| view! { <code class="scope">{s.clone()}</code>" " }).collect_view()}</p>
+                        <ActionForm action=revoke attr:class="inline">
+                            <input type="hidden" name="csrf" value=csrf/>
+                            <input type="hidden" name="id" value=g.id.clone()/>
+                            <button type="submit" class="danger">{format!("Revoke {}", g.app_name)}</button>
+                        </ActionForm>
+                    </li>
+                }
+            }
+        />
     }
 }

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
-use super::{err_text, me, short_time, FormError, SecretOnce};
+use super::{err_text, me, short_time, FormError, ListOrEmpty, SecretOnce};
 use crate::api::*;
 use crate::service::{DeliveryView, WebhookView, WebhookWithSecret};
 
@@ -93,34 +93,23 @@ pub fn WebhooksPage() -> impl IntoView {
             </section>
         })}
         {(!can_manage).then(|| view! { <p class="notice">"Only owners and admins can add and change webhook endpoints."</p> })}
-        <Transition fallback=|| view! { <p>"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match hooks.await {
-                    Ok(list) if list.is_empty() => view! {
-                        <div class="empty">
-                            <h2>"No endpoints yet"</h2>
-                            <p>"Add the URL of your receiver; every event it takes arrives there, signed."</p>
-                        </div>
-                    }.into_any(),
-                    Ok(list) => view! {
-                        <ul class="list" id="webhooks">
-                            {list.into_iter().map(|h| {
-                                let href = format!("/console/webhooks/{}", h.id);
-                                view! {
-                                    <li class="list-item">
-                                        <A href=href attr:class="strong url">{h.url.clone()}</A>
-                                        <span class=format!("badge {}", h.status)>{h.status.clone()}</span>
-                                        <span class="muted">{events_summary(&h.events)}</span>
-                                        {h.description.clone().map(|d| view! { <span class="muted">{d}</span> })}
-                                    </li>
-                                }
-                            }).collect_view()}
-                        </ul>
-                    }.into_any(),
-                    Err(e) => view! { <p class="form-error">{err_text(&e)}</p> }.into_any(),
+        <ListOrEmpty
+            items=hooks
+            id="webhooks"
+            empty_title="No endpoints yet"
+            empty_text="Add the URL of your receiver; every event it takes arrives there, signed."
+            row=|h| {
+                let href = format!("/console/webhooks/{}", h.id);
+                view! {
+                    <li class="list-item">
+                        <A href=href attr:class="strong url">{h.url.clone()}</A>
+                        <span class=format!("badge {}", h.status)>{h.status.clone()}</span>
+                        <span class="muted">{events_summary(&h.events)}</span>
+                        {h.description.clone().map(|d| view! { <span class="muted">{d}</span> })}
+                    </li>
                 }
-            })}
-        </Transition>
+            }
+        />
     }
 }
 
