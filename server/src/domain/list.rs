@@ -369,10 +369,6 @@ mod tests {
         assert_eq!(name(q(&[("filter[rent][gte]", "100")])), "filter[rent][gte]");
     }
 
-    fn l_values() -> Vec<Val> {
-        q(&[("filter[status][in]", "active"), ("filter[status][in]", "draft")]).unwrap().filters.remove(0).values
-    }
-
     #[test]
     fn list_valued_parameters_may_repeat_others_may_not() {
         let l = q(&[
@@ -386,14 +382,12 @@ mod tests {
         assert_eq!(l.filters.len(), 1);
         assert_eq!(l.filters[0].raw, "active,draft");
         let same = q(&[("filter[status][in]", "active,draft")]).unwrap();
-        assert_eq!(format!("{:?}", same.filters[0].values), format!("{:?}", l_values()));
+        assert_eq!(format!("{:?}", same.filters[0].values), format!("{:?}", l.filters[0].values));
         for repeated in ["filter[status]", "filter[status][ne]", "sort", "limit", "cursor"] {
-            let value = if repeated == "limit" {
-                "5"
-            } else if repeated == "sort" {
-                "rent"
-            } else {
-                "active"
+            let value = match repeated {
+                "limit" => "5",
+                "sort" => "rent",
+                _ => "active",
             };
             match q(&[(repeated, value), (repeated, value)]) {
                 Err(Error::InvalidParameter { param, .. }) => assert_eq!(param, repeated),

@@ -8,10 +8,10 @@ use utoipa::openapi::path::{
     HttpMethod, Operation, OperationBuilder, Parameter, ParameterBuilder, ParameterIn, ParameterStyle, PathItemBuilder,
 };
 use utoipa::openapi::request_body::{RequestBody, RequestBodyBuilder};
-use utoipa::openapi::schema::AdditionalProperties;
+use utoipa::openapi::schema::{AdditionalProperties, Object};
 use utoipa::openapi::{
-    AllOfBuilder, ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, PathItem, Paths, PathsBuilder, RefOr, Required,
-    ResponseBuilder, Schema, SchemaFormat, Type,
+    ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, PathItem, Paths, PathsBuilder, RefOr, Required, ResponseBuilder, Schema,
+    SchemaFormat, Type,
 };
 
 use super::commands;
@@ -467,17 +467,9 @@ fn can_be_missing(f: &Field) -> bool {
 fn filter_properties(f: &Field) -> Vec<(String, RefOr<Schema>)> {
     let Some(value) = filter_value_schema(f) else { return vec![] };
     let money_note = if f.ty == Ty::Money { " Needs `filter[currency]` too: amounts are compared in that currency." } else { "" };
-    let described = |schema: RefOr<Schema>, what: String| -> RefOr<Schema> {
-        let text = format!("Only records whose `{}` {what}.{money_note}", f.name);
-        match schema {
-            RefOr::T(Schema::Object(mut o)) => {
-                o.description = Some(text);
-                RefOr::T(Schema::Object(o))
-            }
-            // A referenced schema (an enum) cannot carry a description beside its `$ref`
-            // in every generator; wrap it.
-            other => AllOfBuilder::new().item(other).description(Some(text)).into(),
-        }
+    let described = |mut schema: Object, what: String| -> RefOr<Schema> {
+        schema.description = Some(format!("Only records whose `{}` {what}.{money_note}", f.name));
+        schema.into()
     };
     let base = format!("filter[{}]", f.name);
     let mut props = vec![(base.clone(), described(value.clone(), "equals this".into()))];
@@ -492,9 +484,9 @@ fn filter_properties(f: &Field) -> Vec<(String, RefOr<Schema>)> {
                     let one = values.join("|");
                     list = list.pattern(Some(format!("^({one})(,({one}))*$")));
                 }
-                described(list.into(), format!("{what} (comma-separated, up to 100)"))
+                described(list.build(), format!("{what} (comma-separated, up to 100)"))
             }
-            "exists" => described(ObjectBuilder::new().schema_type(Type::Boolean).into(), "is set (`true`) or is not (`false`)".into()),
+            "exists" => described(ObjectBuilder::new().schema_type(Type::Boolean).build(), "is set (`true`) or is not (`false`)".into()),
             _ => {
                 let what = match op {
                     "ne" => "does not equal this",
@@ -511,14 +503,18 @@ fn filter_properties(f: &Field) -> Vec<(String, RefOr<Schema>)> {
     props
 }
 
-/// The schema of one filter value, or `None` for types lists cannot filter on.
-fn filter_value_schema(f: &Field) -> Option<RefOr<Schema>> {
-    Some(match f.ty {
+/// The schema of one filter value (always an inline schema: the types whose schema is a
+/// reference or an array cannot be filtered on), or `None` for those types.
+fn filter_value_schema(f: &Field) -> Option<Object> {
+    match f.ty {
         // Query values are text: a decimal amount in the major unit.
-        Ty::Money => ObjectBuilder::new().schema_type(Type::String).pattern(Some(r"^[0-9]+(\.[0-9]+)?$")).into(),
-        Ty::StrList { .. } | Ty::RefList(_) | Ty::Json(_) | Ty::Metadata => return None,
-        ty => ty_schema(ty, Side::Request),
-    })
+        Ty::Money => Some(ObjectBuilder::new().schema_type(Type::String).pattern(Some(r"^[0-9]+(\.[0-9]+)?$")).build()),
+        Ty::StrList { .. } | Ty::RefList(_) | Ty::Json(_) | Ty::Metadata => None,
+        ty => match ty_schema(ty, Side::Request) {
+            RefOr::T(Schema::Object(o)) => Some(o),
+            _ => None,
+        },
+    }
 }
 
 #[cfg(test)]
@@ -535,9 +531,6 @@ mod tests {
     fn query_sample(s: &Json) -> String {
         if let Some(items) = s.get("items") {
             return query_sample(items);
-        }
-        if let Some(inner) = s.get("allOf").and_then(|a| a.get(0)) {
-            return query_sample(inner);
         }
         if let Some(first) = s.get("enum").and_then(|e| e.get(0)) {
             return first.as_str().map(str::to_string).unwrap_or_else(|| first.to_string());
