@@ -5,7 +5,7 @@
 //! carries more than the key holds is `403 insufficient_scope` naming what is missing,
 //! and changes nothing.
 
-use gable_tests::{both, Res, TestApp};
+use gable_tests::{Res, TestApp};
 use serde_json::{json, Value};
 
 struct Live<'a> {
@@ -86,4 +86,4 @@ async fn no_credential_grants_more_than_it_holds(app: &TestApp) {
     let r = live.call(owner, "PATCH", &format!("/v1/roles/{clerk}"), Some(json!({ "permissions": ["*"] }))).await;
     assert_eq!(r.status, 200, "{}", r.text);
 }
-both!(no_credential_grants_more_than_it_holds);
+gable_tests::both!(no_credential_grants_more_than_it_holds);
