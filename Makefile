@@ -2,6 +2,7 @@
 #   make run   [ARGS="..."]   build the release site and serve it
 #   make test                 everything CI runs (.ci/test)
 #   make lint                 cargo fmt --check + clippy -D warnings, as CI (.ci/lint)
+#   make audit                supply-chain checks: cargo deny + npm audit, as CI (.ci/supply-chain)
 #   make bench                bench/run (when it exists)
 #   make bench-writes         bench/writes
 #   make bench-webhooks       bench/webhooks
@@ -15,12 +16,13 @@ SHELL := /bin/bash
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 ARGS ?=
 
-.PHONY: help install-tools install-runtime-tools build release run test ci lint bench bench-writes bench-webhooks bench-payments lint-scripts
+.PHONY: help install-tools install-runtime-tools build release run test ci lint audit bench bench-writes bench-webhooks bench-payments lint-scripts
 
 help:
 	@echo "make run [ARGS=...]   install runtime tools, cargo leptos build --release, run target/release/gable serve ARGS"
 	@echo "make test             .ci/test: tools, PostgreSQL, lint, cargo leptos build, nextest, browser tests, OpenAPI validation"
 	@echo "make lint             .ci/lint: cargo fmt --check, cargo clippy -D warnings (workspace + WASM frontend)"
+	@echo "make audit            .ci/supply-chain: cargo deny (licenses, bans, sources, advisories), npm audit of the lockfiles"
 	@echo "make ci               .ci/run (what CI runs: make test with timing, PostgreSQL mandatory)"
 	@echo "make bench            bench/run (if present)"
 	@echo "make bench-writes     bench/writes: the write path (test payments created succeeded, then reversed)"
@@ -68,6 +70,10 @@ lint:
 	cd "$(ROOT)"
 	./.ci/lint
 
+audit:
+	cd "$(ROOT)"
+	./.ci/supply-chain
+
 bench:
 	cd "$(ROOT)"
 	if [ -x bench/run ]; then exec bench/run $(ARGS); \
@@ -76,8 +82,8 @@ bench:
 
 lint-scripts:
 	cd "$(ROOT)"
-	for f in .ci/install-tools .ci/test .ci/lint .ci/run .ci/env; do bash -n "$$f"; done
-	if command -v shellcheck >/dev/null; then shellcheck -x .ci/install-tools .ci/test .ci/lint .ci/run .ci/env; \
+	for f in .ci/install-tools .ci/test .ci/lint .ci/run .ci/env .ci/supply-chain; do bash -n "$$f"; done
+	if command -v shellcheck >/dev/null; then shellcheck -x .ci/install-tools .ci/test .ci/lint .ci/run .ci/env .ci/supply-chain; \
 	else echo "shellcheck not installed (apt-get install shellcheck); bash -n passed"; fi
 
 bench-writes:
