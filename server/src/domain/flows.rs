@@ -12,6 +12,8 @@ pub const LIFETIME_MINUTES: i64 = 30;
 pub const TOKEN_PREFIX: &str = "gft_";
 /// The fields of a flow token that can name its subject.
 pub const SUBJECT_FIELDS: &[&str] = &["listing_id", "unit_id", "invoice_id", "lease_id"];
+/// Why the flow API refuses a revoked token (`401 unauthenticated`).
+pub const REVOKED: &str = "the flow token has been revoked; ask the page for a new one";
 /// The lease states the tenant portal serves: a resident exists from the lease's sending on.
 pub const PORTAL_LEASE_STATES: &[&str] = &["sent", "signed", "active", "ended"];
 /// The most invoices the tenant portal lists (newest due date first).
@@ -74,6 +76,38 @@ impl Flow {
         }
     }
 
+    /// The scopes a credential needs, besides `flow-tokens:write`, to mint the flow's
+    /// token: the read scope of every collection whose records the flow's page shows, and
+    /// the write scope of every collection it writes (which also reads it). A token must
+    /// never reach what its creator cannot. Keep in step with `ops::flows` (what the
+    /// session reads and each write makes) and the table in docs/embed.md.
+    pub fn scopes(self) -> &'static [&'static str] {
+        match self {
+            // The listing, its unit and property; an application created and submitted.
+            Flow::RentalApplication => &["listings:read", "units:read", "properties:read", "applications:write"],
+            // The listing (or unit), its property, the nights other bookings hold; a guest
+            // and a confirmed booking created.
+            Flow::Booking => &["listings:read", "units:read", "properties:read", "guests:write", "bookings:write"],
+            // The invoice, its charges as lines, its unit and property (payment
+            // instructions), its payments; a payment created.
+            Flow::Payment => &["invoices:read", "charges:read", "units:read", "properties:read", "payments:write"],
+            // The lease, its unit and property, its residents (tenant signers, else the
+            // tenancies' occupants), invoices with their lines, payments and work orders;
+            // payments and work orders created.
+            Flow::TenantPortal => &[
+                "leases:read",
+                "units:read",
+                "properties:read",
+                "signatures:read",
+                "tenancies:read",
+                "invoices:read",
+                "charges:read",
+                "payments:write",
+                "workorders:write",
+            ],
+        }
+    }
+
     /// Whether the flow's token may make this write.
     pub fn allows(self, write: FlowWrite) -> bool {
         matches!(
@@ -107,6 +141,17 @@ impl FlowWrite {
             FlowWrite::Booking => "bookings",
             FlowWrite::Payment => "payments",
             FlowWrite::Workorder => "workorders",
+        }
+    }
+
+    /// The only scopes the write acts with (`ops::flows::begin`): the token's creator must
+    /// hold them too, so every flow's [`Flow::scopes`] covers its writes' grants.
+    pub fn grants(self) -> &'static [&'static str] {
+        match self {
+            FlowWrite::Application => &["applications:write"],
+            FlowWrite::Booking => &["guests:write", "bookings:write"],
+            FlowWrite::Payment => &["payments:write"],
+            FlowWrite::Workorder => &["workorders:write"],
         }
     }
 
@@ -237,6 +282,24 @@ mod tests {
         for f in Flow::ALL {
             assert_eq!(Flow::parse(f.name()), Some(f));
         }
+    }
+
+    #[test]
+    fn minting_needs_every_scope_a_flow_exercises() {
+        for f in Flow::ALL {
+            let held: Vec<String> = f.scopes().iter().map(|s| s.to_string()).collect();
+            for s in &held {
+                assert!(crate::domain::scopes::is_valid(s), "{}: {s} is not a scope", f.name());
+            }
+            // What the flow's writes act with is within what its creator must hold.
+            for w in FlowWrite::ALL.into_iter().filter(|w| f.allows(*w)) {
+                let grants: Vec<String> = w.grants().iter().map(|s| s.to_string()).collect();
+                assert_eq!(crate::domain::scopes::missing(&held, &grants), None, "{} {}", f.name(), w.collection());
+            }
+            // And no flow token is minted on `flow-tokens:write` alone.
+            assert!(!held.is_empty() && !held.iter().any(|s| s.starts_with("flow-tokens:") || s.starts_with('*')), "{}", f.name());
+        }
+        assert!(Flow::TenantPortal.scopes().contains(&"leases:read") && Flow::Payment.scopes().contains(&"invoices:read"));
     }
 
     #[test]

@@ -282,12 +282,7 @@ pub async fn begin(ops: &Operations, tenant: Uuid, livemode: bool, g: &Grant, wr
             scope: write.scope(),
         });
     }
-    let grants: Vec<String> = match write {
-        FlowWrite::Application => vec!["applications:write".into()],
-        FlowWrite::Booking => vec!["guests:write".into(), "bookings:write".into()],
-        FlowWrite::Payment => vec!["payments:write".into()],
-        FlowWrite::Workorder => vec!["workorders:write".into()],
-    };
+    let grants: Vec<String> = write.grants().iter().map(|s| s.to_string()).collect();
     ops.begin(&Actor { scope: system(tenant, livemode), grants: Arc::from(grants) }).await
 }
 

@@ -1,6 +1,8 @@
 //! Flow tokens for the embeddable flows (DESIGN.md §8): random, shown once by the create
 //! response, kept only as a hash, expiring after 30 minutes, and bound to one flow and
-//! the one subject that flow serves (`domain::flows`).
+//! the one subject that flow serves (`domain::flows`). Minting needs the scopes the flow
+//! exercises (`Flow::scopes`); a token is revoked by its `revoke` action, which the flow
+//! API sees on the next request.
 
 use async_trait::async_trait;
 use chrono::Duration;
@@ -23,6 +25,12 @@ impl Behaviour for FlowTokens {
 
     async fn before_create(&self, w: &mut Work, c: &'static Collection, new: &mut NewRecord) -> Result<()> {
         let flow = new_value(new, "flow").as_str().and_then(Flow::parse).ok_or_else(|| Error::validation("flow", "is required"))?;
+        // A token reads and writes what its flow does: only a creator who may do all of
+        // that itself can hand it to a web page (checked before the subject is looked up).
+        let wanted: Vec<String> = flow.scopes().iter().map(|s| s.to_string()).collect();
+        w.actor().require_all(&wanted, &format!("a `{}` flow token", flow.name()))?;
+        // The subject is looked up within the creator's property constraint, so a key
+        // limited to some properties cannot mint a token for another's records (404).
         check_subject(w, flow, new).await?;
         let token = crate::store::keys::random_secret(crate::domain::flows::TOKEN_PREFIX);
         new.changes.values.insert("expires_at", Val::DateTime(w.now + Duration::minutes(LIFETIME_MINUTES)));
