@@ -121,6 +121,7 @@ async fn fresh(app: &TestApp, key: &str, w: &world::World, collection: &str) -> 
             json!({ "vendor_id": id("vendors"), "lines": [{ "description": "x", "quantity": 1, "unit_amount": 1 }], "currency": "USD" })
         }
         "tasks" => json!({ "title": "T" }),
+        "flow-tokens" => json!({ "flow": "payment", "origin": "https://www.example.com", "invoice_id": id("invoices") }),
         other => panic!("no fresh {other}"),
     };
     app.create(key, collection, body).await["id"].as_str().unwrap().to_string()

@@ -637,7 +637,11 @@ pub static COLLECTIONS: &[Collection] = &[
             f("completed_at", DateTime).read_only().doc("When the flow reached its goal (a rental application or booking completes once)."),
             f("result_object", Str { max: 50 }).read_only().doc("The kind of record the flow made: `application` or `booking`."),
             f("result_id", Uuid).read_only().doc("The record the flow made."),
+            status(&["active", "revoked"], "active")
+                .doc("`active`, or `revoked` by the `revoke` action: the flow API refuses a revoked token (`401`) from its next request on."),
+            f("revoked_at", DateTime).read_only().doc("When the token was revoked."),
         ],
+        // Its fields never change (PATCH and DELETE are refused); `revoke` is its one action.
         property: P::Via(&["unit_id", "listing_id", "lease_id", "invoice_id"]), writes: Writes::CreateOnly,
         metadata: false, rules: &[], indexes: &[],
         secret: Some(Secret {

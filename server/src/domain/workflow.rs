@@ -162,6 +162,10 @@ pub static MACHINES: &[Machine] = &[
         act("complete", &["open", "in_progress"], "done"),
         act("cancel", &["open", "in_progress"], "cancelled"),
     ]},
+    Machine { collection: "flow-tokens", actions: &[
+        // The flow API refuses a revoked token from its next request on (`http::auth`).
+        stamped("revoke", &["active"], "revoked", "revoked_at"),
+    ]},
 ];
 
 pub fn machine(collection: &str) -> Option<&'static Machine> {

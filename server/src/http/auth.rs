@@ -121,8 +121,9 @@ async fn resolve_access_token(st: &ApiState, secret: &str) -> Result<Credential,
     })
 }
 
-/// A flow token: known, of this listener's environment, and not expired (in its
-/// environment's time: the sandbox's clock expires sandbox tokens).
+/// A flow token: known, of this listener's environment, not revoked, and not expired (in
+/// its environment's time: the sandbox's clock expires sandbox tokens). Read from the store
+/// on every request, never cached, so a revocation holds from the next request on.
 async fn resolve_flow_token(st: &ApiState, secret: &str) -> Result<Credential, Error> {
     let found = st
         .app
@@ -134,6 +135,9 @@ async fn resolve_flow_token(st: &ApiState, secret: &str) -> Result<Credential, E
     if token.livemode != st.livemode {
         let (env, here) = if token.livemode { ("live", "the sandbox") } else { ("sandbox", "production") };
         return Err(Error::KeyEnvironmentMismatch(format!("this is a {env} flow token and this is {here}'s address")));
+    }
+    if token.status() != "active" {
+        return Err(Error::Unauthenticated(flows::REVOKED.into()));
     }
     let grant = Grant::of(token).ok_or_else(|| Error::internal(anyhow::anyhow!("flow token {} is incomplete", token.id)))?;
     if found.now >= grant.expires_at {

@@ -35,6 +35,10 @@ pub async fn session(ops: &Operations, tenant: Uuid, livemode: bool, g: &Grant) 
     let now = ops.clock().now() + ahead;
     let mut r = Reader { tx: &mut tx, scope: system(tenant, livemode) };
     let token = r.get("flow-tokens", g.token_id).await?;
+    // Revoked since the credential was resolved: nothing more is shown.
+    if token.status() != "active" {
+        return Err(Error::Unauthenticated(flows::REVOKED.into()));
+    }
     let mut data = json!({
         "flow": g.flow.name(),
         "livemode": livemode,
@@ -290,8 +294,13 @@ pub async fn begin(ops: &Operations, tenant: Uuid, livemode: bool, g: &Grant, wr
 pub async fn write(w: &mut Work, g: &Grant, write: FlowWrite, body: &Json) -> Result<(&'static str, Json)> {
     let body =
         body.as_object().ok_or_else(|| Error::InvalidRequest { message: "the request body must be a JSON object".into(), param: None })?;
+    // The token, locked: a `revoke` that committed after the credential was resolved is
+    // seen here, and one that comes later waits for this write (so it holds at once).
+    let token = records::fetch(&mut w.tx, &w.system.clone(), named("flow-tokens")?, g.token_id, true).await?;
+    if token.status() != "active" {
+        return Err(Error::Unauthenticated(flows::REVOKED.into()));
+    }
     if g.flow.completes_once() {
-        let token = records::fetch(&mut w.tx, &w.system.clone(), named("flow-tokens")?, g.token_id, true).await?;
         if let (Some(object), Some(id)) = (token.get("result_object").as_str(), token.get("result_id").as_uuid()) {
             return Err(Error::Conflict(format!("this flow is complete: it already made {object} {id}")));
         }
@@ -305,7 +314,6 @@ pub async fn write(w: &mut Work, g: &Grant, write: FlowWrite, body: &Json) -> Re
     if g.flow.completes_once() {
         let tokens = named("flow-tokens")?;
         let system = w.system.clone();
-        let token = records::fetch(&mut w.tx, &system, tokens, g.token_id, true).await?;
         let ch = Changes::of([
             ("completed_at", Val::DateTime(w.now)),
             ("result_object", Val::Str(object.into())),
