@@ -163,12 +163,13 @@ pub fn ConsoleLayout() -> impl IntoView {
                         <A href="/console" attr:class="brand-link"><span class="logo" aria-hidden="true">"▲"</span>" Gable"</A>
                         <nav class="mainnav" aria-label="Console">
                             <A href="/console" exact=true>"Overview"</A>
-                            <A href="/console/service-accounts">"API access"</A>
-                            <A href="/console/webhooks">"Webhooks"</A>
-                            <A href="/console/oauth-apps">"OAuth apps"</A>
+                            // Only what the role may open (the server refuses the rest anyway).
+                            {me.can_read_all().then(|| view! { <A href="/console/service-accounts">"API access"</A> })}
+                            {me.can_read("webhooks").then(|| view! { <A href="/console/webhooks">"Webhooks"</A> })}
+                            {me.can_read_all().then(|| view! { <A href="/console/oauth-apps">"OAuth apps"</A> })}
                             <A href="/console/connected-apps">"Connected apps"</A>
                             <A href="/console/sandbox">"Sandbox"</A>
-                            <A href="/console/team">"Team"</A>
+                            {me.can_read("users").then(|| view! { <A href="/console/team">"Team"</A> })}
                         </nav>
                         <div class="session">
                             <ActionForm action=set_env attr:class="env-switch">
@@ -202,11 +203,13 @@ pub(crate) fn me() -> Me {
 #[component]
 pub fn Overview() -> impl IntoView {
     let me = me();
+    let (see_keys, see_webhooks, see_team) = (me.can_read_all(), me.can_read("webhooks"), me.can_read("users"));
     let accounts = Resource::new(|| (), |_| list_service_accounts());
     let env = if me.livemode { "live" } else { "test" };
     view! {
         <h1>"Welcome, "{me.name.clone()}</h1>
         <p class="lede">{format!("You are viewing {env} data for {}. Your role: {}.", me.tenant_name, me.role)}</p>
+        {see_keys.then(|| view! {
         <section class="card">
             <h2>"Connect your website or software"</h2>
             <Suspense fallback=|| view! { <p>"Loading…"</p> }>
@@ -225,16 +228,21 @@ pub fn Overview() -> impl IntoView {
                 })}
             </Suspense>
         </section>
+        })}
+        {see_webhooks.then(|| view! {
         <section class="card">
             <h2>"Webhooks"</h2>
             <p>"Have Gable tell your software when something happens: a lease signed, a payment received, a work order completed."</p>
             <A href="/console/webhooks" attr:class="button">"Webhooks"</A>
         </section>
+        })}
+        {see_team.then(|| view! {
         <section class="card">
             <h2>"Your team"</h2>
             <p>"Owners and admins manage API access; read-only staff can look but not change."</p>
             <A href="/console/team" attr:class="button">"See your team"</A>
         </section>
+        })}
     }
 }
 

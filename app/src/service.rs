@@ -18,10 +18,28 @@ pub struct Me {
     pub role: String,
     /// Whether the role may manage service accounts, keys and users (permission `*`).
     pub can_manage: bool,
+    /// The role's permissions (scopes). The server checks them on every call; the pages
+    /// use them only to leave out what the role cannot open.
+    pub permissions: Vec<String>,
     /// The environment the console shows: live (`true`) or test.
     pub livemode: bool,
     /// The session's CSRF token; every form that changes something carries it.
     pub csrf: String,
+}
+
+impl Me {
+    /// Whether the role reads `collection` (`{collection}:read`, its `:write`, `*:read` or
+    /// `*`), to leave links out; the server's check is the protection.
+    pub fn can_read(&self, collection: &str) -> bool {
+        self.permissions
+            .iter()
+            .any(|p| p == "*" || p == "*:read" || p.strip_prefix(collection).is_some_and(|rest| rest == ":read" || rest == ":write"))
+    }
+
+    /// Whether the role reads everything (`*:read` or `*`): what the API-access pages need.
+    pub fn can_read_all(&self) -> bool {
+        self.permissions.iter().any(|p| p == "*" || p == "*:read")
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

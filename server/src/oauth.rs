@@ -12,7 +12,7 @@ use uuid::Uuid;
 use crate::domain::oauth as rules;
 use crate::error::Error;
 use crate::store::keys::hash_secret;
-use crate::store::oauth::{Client, Issued};
+use crate::store::oauth::{Client, Grant, Issued};
 use crate::store::{Intent, Store};
 
 /// Registers an app after checking its name and redirect URIs; returns it and, for a
@@ -172,6 +172,10 @@ pub async fn exchange_code(
         Some("code_verifier does not match the code_challenge")
     } else if found.grant.revoked {
         Some("the authorization was revoked")
+    } else if !found.grant.user_active {
+        Some("the user who authorized the app is disabled or deleted")
+    } else if acting_scopes(&found.grant.scopes, &found.grant).is_empty() {
+        Some("the user's role no longer allows any of the scopes the app was granted")
     } else {
         None
     };
@@ -179,8 +183,9 @@ pub async fn exchange_code(
         tx.commit().await?;
         return Err(invalid(m));
     }
-    let issued = Store::oauth_issue_tokens(&mut tx, found.grant.id, &found.grant.scopes, now).await?;
+    let mut issued = Store::oauth_issue_tokens(&mut tx, found.grant.id, &found.grant.scopes, now).await?;
     tx.commit().await?;
+    issued.scopes = acting_scopes(&found.grant.scopes, &found.grant);
     Ok(issued)
 }
 
@@ -199,11 +204,16 @@ pub async fn refresh(store: &Store, client: &Client, token: &str, scope: Option<
         tracing::warn!(grant = %found.grant.id, "a refresh token was presented twice; its grant is revoked");
         return Err(invalid("the refresh token was already used; every token of this authorization is revoked"));
     }
+    // Refusals from here leave the refresh token unspent (the transaction is dropped):
+    // an app whose user is enabled or promoted again can refresh then.
     if found.grant.revoked {
         return Err(invalid("the authorization was revoked"));
     }
     if found.expires_at <= now {
         return Err(invalid("the refresh token has expired"));
+    }
+    if !found.grant.user_active {
+        return Err(invalid("the user who authorized the app is disabled or deleted"));
     }
     let scopes = match scope.filter(|s| !s.trim().is_empty()) {
         None => found.scopes.clone(),
@@ -215,8 +225,13 @@ pub async fn refresh(store: &Store, client: &Client, token: &str, scope: Option<
             wanted
         }
     };
-    let issued = Store::oauth_issue_tokens(&mut tx, found.grant.id, &scopes, now).await?;
+    let acting = acting_scopes(&scopes, &found.grant);
+    if acting.is_empty() {
+        return Err(invalid("the user's role no longer allows any of the scopes the app was granted"));
+    }
+    let mut issued = Store::oauth_issue_tokens(&mut tx, found.grant.id, &scopes, now).await?;
     tx.commit().await?;
+    issued.scopes = acting;
     Ok(issued)
 }
 
@@ -243,7 +258,7 @@ pub async fn introspect(store: &Store, client: &Client, token: &str, now: DateTi
     }
     Ok(json!({
         "active": true,
-        "scope": t.scopes.join(" "),
+        "scope": acting_scopes(&t.scopes, &t.grant).join(" "),
         "client_id": client.client_id,
         "token_type": if t.kind == "access" { "Bearer" } else { "refresh_token" },
         "exp": t.expires_at.timestamp(),
@@ -253,8 +268,15 @@ pub async fn introspect(store: &Store, client: &Client, token: &str, now: DateTi
     }))
 }
 
+/// What a token of `grant` holding `held` may do now: what it holds *and* what the
+/// granting user's current role allows. Read at every use and every refresh, so a
+/// demotion (a new role, or narrower permissions of the role) takes effect at once.
+pub fn acting_scopes(held: &[String], grant: &Grant) -> Vec<String> {
+    crate::domain::scopes::intersect(held, &grant.role_permissions)
+}
+
 /// What an access token lets its bearer do: act in the granting user's tenant, in its
-/// client's environment, with the granted scopes.
+/// client's environment, with the granted scopes that the user's role still allows.
 #[derive(Debug, Clone)]
 pub struct Access {
     pub grant: Uuid,
@@ -274,5 +296,6 @@ pub async fn access(store: &Store, secret: &str, now: DateTime<Utc>) -> std::res
     if t.grant.last_used_at.is_none_or(|at| now - at >= chrono::Duration::minutes(1)) {
         store.oauth_touch_grant(t.grant.id, now).await?;
     }
-    Ok(Some(Access { grant: t.grant.id, tenant: t.grant.tenant_id, livemode: t.grant.livemode, scopes: t.scopes }))
+    let scopes = acting_scopes(&t.scopes, &t.grant);
+    Ok(Some(Access { grant: t.grant.id, tenant: t.grant.tenant_id, livemode: t.grant.livemode, scopes }))
 }

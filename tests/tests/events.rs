@@ -1030,8 +1030,11 @@ async fn the_event_list_filters_reads_and_refuses_writes(app: &TestApp) {
     app.call(&pk, "GET", &format!("/v1/events/{}", id(of_w2)), None).await.assert_error(404, "not_found");
     assert_eq!(get(app, &pk, "events", &eid).await, every[0]);
     assert!(events(app, &pk, &format!("filter[related_object_id]={w2}")).await.is_empty());
-    // A key reading events only.
+    // A key reading events sees those whose records it may also read (docs/api.md, "What
+    // a scope reaches"): these are work orders' and a guest's.
     let reader = app.key(a.id, false, &["events:read"], None).await;
+    assert!(events(app, &reader, "").await.is_empty());
+    let reader = app.key(a.id, false, &["events:read", "workorders:read", "guests:read"], None).await;
     assert_eq!(events(app, &reader, "").await, every);
     let other = app.key(a.id, false, &["leases:read"], None).await;
     app.call(&other, "GET", "/v1/events", None).await.assert_error(403, "insufficient_scope");

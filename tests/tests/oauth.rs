@@ -21,9 +21,15 @@ fn challenge(verifier: &str) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
 }
 
-/// An active live user of the tenant (console staff).
+/// An active live user of the tenant (console staff) with a role holding everything: an
+/// app acts only within its user's role (`security::oauth` tests demotions).
 async fn user(app: &TestApp, live_key: &str, email: &str) -> Uuid {
-    let r = app.call_on(true, live_key, "POST", "/v1/users", Some(json!({ "email": email, "name": "Una User" }))).await;
+    let role = app
+        .call_on(true, live_key, "POST", "/v1/roles", Some(json!({ "name": format!("Manager of {email}"), "permissions": ["*"] })))
+        .await;
+    assert_eq!(role.status, 201, "{}", role.text);
+    let body = json!({ "email": email, "name": "Una User", "role_id": role.body["data"]["id"] });
+    let r = app.call_on(true, live_key, "POST", "/v1/users", Some(body)).await;
     assert_eq!(r.status, 201, "{}", r.text);
     r.body["data"]["id"].as_str().unwrap().parse().unwrap()
 }

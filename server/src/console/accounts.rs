@@ -11,7 +11,7 @@ use gable_app::service::{ConsoleError, Me, NewSession, NewUser, RoleView, SignUp
 use serde_json::{json, Value as Json};
 use uuid::Uuid;
 
-use super::{passwords, require_manage, store_error, tenant_of, ConsoleService};
+use super::{passwords, require_manage, require_read, store_error, tenant_of, ConsoleService};
 use crate::domain::collections::collection;
 use crate::domain::record::Record;
 use crate::domain::validate;
@@ -192,10 +192,12 @@ impl ConsoleService {
     }
 
     pub(super) async fn list_roles(&self, me: &Me) -> Result<Vec<RoleView>, ConsoleError> {
+        require_read(me, "roles:read", "roles")?;
         self.role_names(tenant_of(me)?).await
     }
 
     pub(super) async fn list_users(&self, me: &Me) -> Result<Vec<UserView>, ConsoleError> {
+        require_read(me, "users:read", "the team")?;
         let tenant = tenant_of(me)?;
         let roles: HashMap<Uuid, String> =
             self.role_names(tenant).await?.into_iter().filter_map(|r| Some((Uuid::parse_str(&r.id).ok()?, r.name))).collect();

@@ -95,6 +95,17 @@ fn tenant_of(me: &Me) -> Result<Uuid, ConsoleError> {
     Uuid::parse_str(&me.tenant_id).map_err(|_| ConsoleError::NotSignedIn)
 }
 
+/// Refuses a read the signed-in user's role does not allow: every console read checks
+/// the role's permissions here, on the server (hiding a link protects nothing). `scope`
+/// is what the read needs (`webhooks:read`, `*:read` …); `what` names it for the page.
+fn require_read(me: &Me, scope: &str, what: &str) -> Result<(), ConsoleError> {
+    if crate::domain::scopes::covers(&me.permissions, scope) {
+        Ok(())
+    } else {
+        Err(ConsoleError::Forbidden(format!("Your role does not allow seeing {what} (it needs the permission `{scope}`).")))
+    }
+}
+
 fn require_manage(me: &Me, what: &str) -> Result<(), ConsoleError> {
     if me.can_manage {
         Ok(())

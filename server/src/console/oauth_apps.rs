@@ -5,7 +5,7 @@
 use gable_app::service::{ConnectedAppView, ConsoleError, Me, OAuthAppForm, OAuthAppView, OAuthAppWithSecret};
 use uuid::Uuid;
 
-use super::{require_manage, store_error, tenant_of, ConsoleService};
+use super::{require_manage, require_read, store_error, tenant_of, ConsoleService};
 use crate::domain::value::format_datetime;
 use crate::error::Error;
 use crate::store::keys::hash_secret;
@@ -58,6 +58,8 @@ impl ConsoleService {
     }
 
     pub(super) async fn list_oauth_apps(&self, me: &Me) -> Result<Vec<OAuthAppView>, ConsoleError> {
+        // The tenant's registered apps, like its keys, are part of the account's API access.
+        require_read(me, "*:read", "the OAuth apps")?;
         let apps = self.store.oauth_clients_of(tenant_of(me)?).await.map_err(store_error("listing oauth apps"))?;
         Ok(apps.iter().map(view).collect())
     }
@@ -120,25 +122,14 @@ impl ConsoleService {
 
     pub(super) async fn list_connected_apps(&self, me: &Me) -> Result<Vec<ConnectedAppView>, ConsoleError> {
         let rows = self.store.oauth_grants_of(tenant_of(me)?, Self::whose(me)?).await.map_err(store_error("listing connected apps"))?;
-        Ok(rows
-            .into_iter()
-            .map(|g| ConnectedAppView {
-                id: g.id.to_string(),
-                app_name: g.app_name,
-                user_email: g.email,
-                scopes: g.scopes,
-                livemode: g.livemode,
-                created_at: format_datetime(&g.created_at),
-                last_used_at: g.last_used_at.as_ref().map(format_datetime),
-            })
-            .collect())
+        Ok(connections(rows))
     }
 
     pub(super) async fn disconnect_app(&self, me: &Me, id: &str) -> Result<(), ConsoleError> {
         let grant = id_of(id, "connected app")?;
         let done = self
             .store
-            .oauth_revoke_grant_of(tenant_of(me)?, Self::whose(me)?, grant, self.now())
+            .oauth_revoke_connection(tenant_of(me)?, Self::whose(me)?, grant, self.now())
             .await
             .map_err(store_error("revoking a connected app"))?;
         if !done {
@@ -147,4 +138,37 @@ impl ConsoleService {
         tracing::info!(grant = %grant, by = %me.user_id, "console: connected app revoked");
         Ok(())
     }
+}
+
+/// One entry per app and user, however often the user authorized it: the scopes its
+/// grants hold together, since when it is connected and when it last acted. The entry's
+/// id is its newest grant's (rows come newest first); revoking it ends them all.
+fn connections(rows: Vec<crate::store::oauth::GrantRow>) -> Vec<ConnectedAppView> {
+    let mut merged: Vec<crate::store::oauth::GrantRow> = vec![];
+    for g in rows {
+        match merged.iter_mut().find(|m| m.client == g.client && m.user_id == g.user_id) {
+            Some(m) => {
+                for s in g.scopes {
+                    if !m.scopes.contains(&s) {
+                        m.scopes.push(s);
+                    }
+                }
+                m.created_at = m.created_at.min(g.created_at);
+                m.last_used_at = m.last_used_at.max(g.last_used_at);
+            }
+            None => merged.push(g),
+        }
+    }
+    merged
+        .into_iter()
+        .map(|g| ConnectedAppView {
+            id: g.id.to_string(),
+            app_name: g.app_name,
+            user_email: g.email,
+            scopes: g.scopes,
+            livemode: g.livemode,
+            created_at: format_datetime(&g.created_at),
+            last_used_at: g.last_used_at.as_ref().map(format_datetime),
+        })
+        .collect()
 }

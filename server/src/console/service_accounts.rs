@@ -6,7 +6,7 @@
 use gable_app::service::{ApiKeyView, ConsoleError, CreatedKey, Me, NewKey, ServiceAccount};
 use uuid::Uuid;
 
-use super::{require_manage, store_error, tenant_of, ConsoleService};
+use super::{require_manage, require_read, store_error, tenant_of, ConsoleService};
 use crate::domain::value::format_datetime;
 use crate::error::Error;
 use crate::store::console::{Changed, KeyRow, ServiceAccountRow};
@@ -14,6 +14,9 @@ use crate::store::console::{Changed, KeyRow, ServiceAccountRow};
 pub const NAME_MAX: usize = 100;
 const MANAGE: &str = "manage service accounts";
 const MANAGE_KEYS: &str = "manage API keys";
+/// Service accounts and keys are what the account's data can be reached with: seeing
+/// them (never their secrets) needs a role that reads everything.
+const SEE: &str = "service accounts and API keys";
 
 fn not_found() -> ConsoleError {
     ConsoleError::NotFound("The service account".into())
@@ -75,12 +78,14 @@ impl ConsoleService {
     }
 
     pub(super) async fn list_service_accounts(&self, me: &Me) -> Result<Vec<ServiceAccount>, ConsoleError> {
+        require_read(me, "*:read", SEE)?;
         let tenant = tenant_of(me)?;
         let rows = self.store.console_service_accounts(tenant).await.map_err(store_error("listing service accounts"))?;
         Ok(rows.into_iter().map(view).collect())
     }
 
     pub(super) async fn get_service_account(&self, me: &Me, id: &str) -> Result<ServiceAccount, ConsoleError> {
+        require_read(me, "*:read", SEE)?;
         Ok(view(self.account(tenant_of(me)?, account_id(id)?).await?))
     }
 
@@ -145,6 +150,7 @@ impl ConsoleService {
     }
 
     pub(super) async fn list_keys(&self, me: &Me, service_account_id: &str) -> Result<Vec<ApiKeyView>, ConsoleError> {
+        require_read(me, "*:read", SEE)?;
         let tenant = tenant_of(me)?;
         let account = self.account(tenant, account_id(service_account_id)?).await?;
         let keys = self.store.console_keys(tenant, account.id).await.map_err(store_error("listing keys"))?;

@@ -41,6 +41,7 @@ fn me(s: &StoredSession) -> Me {
         name: s.name.clone(),
         role: s.role_name.clone().unwrap_or_else(|| "No role".into()),
         can_manage: s.permissions.iter().any(|p| p == "*"),
+        permissions: s.permissions.clone(),
         livemode: s.livemode,
         csrf: s.csrf.clone(),
     }

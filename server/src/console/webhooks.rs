@@ -3,14 +3,17 @@
 //!
 //! Writes go through `Operations` as the signed-in user, like the API's: the same
 //! validation (events, https in live mode, the SSRF guard), the same secret handling and
-//! the same register. Reads go through the store in the user's tenant and environment;
-//! everyone signed in may look, only owners and admins (`require_manage`) change.
+//! the same register. Reads go through the store in the user's tenant and environment,
+//! each checked against the user's role: `webhooks:read` for subscriptions,
+//! `webhook-deliveries:read` for the register, and read access to an event's collection
+//! for the body a delivery sent (the event carries its record). Only owners and admins
+//! (`require_manage`) change.
 
 use gable_app::service::{ConsoleError, DeliveryDetail, DeliveryFilter, DeliveryView, Me, WebhookForm, WebhookView, WebhookWithSecret};
 use serde_json::{json, Map, Value as Json};
 use uuid::Uuid;
 
-use super::{require_manage, store_error, tenant_of, ConsoleService};
+use super::{require_manage, require_read, store_error, tenant_of, ConsoleService};
 use crate::domain::collections::collection;
 use crate::domain::events::EVENT_TYPES;
 use crate::domain::list::ListQuery;
@@ -23,6 +26,8 @@ use crate::store::records::Scope;
 use crate::store::{deliveries, Intent};
 
 const MANAGE: &str = "manage webhooks";
+const SEE: &str = "webhook subscriptions";
+const SEE_REGISTER: &str = "the webhook delivery register";
 /// How many attempts the register page shows (newest first; the filters narrow it).
 const REGISTER_LIMIT: &str = "50";
 const DESCRIPTION_MAX: usize = 500;
@@ -184,17 +189,32 @@ fn body(form: &WebhookForm, editing: bool) -> Result<Json, ConsoleError> {
     Ok(Json::Object(b))
 }
 
+/// Why the body a delivery sent is not shown to this user, if it is not: it carries a
+/// record of a collection their role cannot read.
+fn unreadable_body(me: &Me, rec: &Record) -> Option<String> {
+    let kind = rec.get("event_type").as_str().unwrap_or_default();
+    let c = crate::domain::events::event_type(kind).and_then(|t| collection(t.collection))?;
+    (!crate::domain::scopes::covers(&me.permissions, &c.read_scope())).then(|| {
+        format!(
+            "The body is not shown: it carries a {} record, and your role does not allow reading {} (`{}`).",
+            c.object,
+            c.name,
+            c.read_scope()
+        )
+    })
+}
+
 impl ConsoleService {
     /// The signed-in user's view of the console's environment.
     fn scope_of(&self, me: &Me) -> Result<Scope, ConsoleError> {
         Ok(Scope { tenant: tenant_of(me)?, livemode: me.livemode, properties: None })
     }
 
-    /// The signed-in owner or admin acting in the console's environment. Their role's
-    /// permissions are everything (`*`), which `require_manage` checked.
+    /// The signed-in owner or admin acting in the console's environment, with their
+    /// role's permissions (the operations check them as they check a key's scopes).
     fn manager(&self, me: &Me, what: &str) -> Result<Actor, ConsoleError> {
         require_manage(me, what)?;
-        Ok(Actor { scope: self.scope_of(me)?, grants: vec!["*".to_string()].into() })
+        Ok(Actor { scope: self.scope_of(me)?, grants: me.permissions.clone().into() })
     }
 
     pub(super) fn event_type_names(&self) -> Vec<String> {
@@ -202,6 +222,7 @@ impl ConsoleService {
     }
 
     pub(super) async fn list_webhooks(&self, me: &Me) -> Result<Vec<WebhookView>, ConsoleError> {
+        require_read(me, "webhooks:read", SEE)?;
         let c = col("webhooks")?;
         let q = ListQuery::parse(c, &[("limit".into(), "100".into())]).map_err(store_error("listing webhooks"))?;
         let page = self.store.list(&self.scope_of(me)?, c, &q, None).await.map_err(store_error("listing webhooks"))?;
@@ -209,6 +230,7 @@ impl ConsoleService {
     }
 
     pub(super) async fn get_webhook(&self, me: &Me, id: &str) -> Result<WebhookView, ConsoleError> {
+        require_read(me, "webhooks:read", SEE)?;
         let id = parse_id(id, not_found)?;
         let rec = self.store.get(&self.scope_of(me)?, col("webhooks")?, id).await.map_err(webhook_error("reading a webhook", not_found))?;
         Ok(webhook_view(&rec))
@@ -290,6 +312,8 @@ impl ConsoleService {
         webhook_id: &str,
         filter: DeliveryFilter,
     ) -> Result<Vec<DeliveryView>, ConsoleError> {
+        require_read(me, "webhooks:read", SEE)?;
+        require_read(me, "webhook-deliveries:read", SEE_REGISTER)?;
         let hook = parse_id(webhook_id, not_found)?;
         let scope = self.scope_of(me)?;
         // The subscription must be one of this tenant's, in this environment.
@@ -310,6 +334,7 @@ impl ConsoleService {
     }
 
     pub(super) async fn get_delivery(&self, me: &Me, id: &str) -> Result<DeliveryDetail, ConsoleError> {
+        require_read(me, "webhook-deliveries:read", SEE_REGISTER)?;
         let id = parse_id(id, delivery_not_found)?;
         let scope = self.scope_of(me)?;
         let rec = self
@@ -317,7 +342,10 @@ impl ConsoleService {
             .get(&scope, col("webhook-deliveries")?, id)
             .await
             .map_err(webhook_error("reading a delivery", delivery_not_found))?;
-        let (request_body, request_body_note) = self.sent_body(&scope, &rec).await?;
+        let (request_body, request_body_note) = match unreadable_body(me, &rec) {
+            Some(note) => (None, Some(note)),
+            None => self.sent_body(&scope, &rec).await?,
+        };
         Ok(DeliveryDetail {
             delivery: delivery_view(&rec),
             request_headers: headers(rec.get("request_headers")),

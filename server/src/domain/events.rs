@@ -4,6 +4,9 @@
 
 use serde_json::{Map, Value as Json};
 
+use super::list::{lookup, Filter, ListQuery};
+use super::scopes::{self, Access};
+
 /// What causes an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cause {
@@ -106,6 +109,23 @@ pub fn event_type(name: &str) -> Option<&'static EventType> {
     EVENT_TYPES.iter().find(|e| e.name == name)
 }
 
+/// The event types a credential holding `grants` may see: an event carries a copy of its
+/// record (`data.object`), so reading it is reading that record. `None` when it may
+/// read every type's collection.
+pub fn readable_types(grants: &[String]) -> Option<Vec<&'static str>> {
+    let readable: Vec<&'static str> =
+        EVENT_TYPES.iter().filter(|t| scopes::allows(grants, t.collection, Access::Read)).map(|t| t.name).collect();
+    (readable.len() < EVENT_TYPES.len()).then_some(readable)
+}
+
+/// Narrows a list of events to the types `grants` may read; false when that is none.
+pub fn narrow_list(q: &mut ListQuery, grants: &[String]) -> bool {
+    let Some(types) = readable_types(grants) else { return true };
+    let Some(field) = lookup(super::collections::collection("events").expect("events is a collection"), "type") else { return false };
+    q.filters.push(Filter::one_of(field, &types));
+    !types.is_empty()
+}
+
 /// The event creating a record of a collection emits, if any.
 pub fn emitted_by_create(collection: &str) -> Option<&'static str> {
     EVENT_TYPES.iter().find(|e| e.cause == Cause::Create && e.collection == collection).map(|e| e.name)
@@ -174,6 +194,20 @@ mod tests {
         assert_eq!(emitted_by_action("payments", "reverse", "succeeded"), vec!["payment.reversed"]);
         assert_eq!(emitted_by_create("leads"), Some("lead.created"));
         assert_eq!(emitted_by_create("leases"), None);
+    }
+
+    #[test]
+    fn events_are_read_only_with_their_records() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(readable_types(&s(&["*:read"])), None);
+        assert_eq!(readable_types(&s(&["events:read"])), Some(vec![]));
+        let payments = readable_types(&s(&["events:read", "payments:read"])).unwrap();
+        assert_eq!(payments, vec!["payment.succeeded", "payment.failed", "payment.reversed"]);
+        let mut q = ListQuery::parse(collection("events").unwrap(), &[]).unwrap();
+        assert!(!narrow_list(&mut q, &s(&["events:read"])), "nothing readable");
+        let mut q = ListQuery::parse(collection("events").unwrap(), &[]).unwrap();
+        assert!(narrow_list(&mut q, &s(&["events:read", "payments:read"])));
+        assert_eq!(q.filters.len(), 1);
     }
 
     #[test]

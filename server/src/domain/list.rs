@@ -56,6 +56,13 @@ pub struct Filter {
     raw: String,
 }
 
+impl Filter {
+    /// `field` is one of `values`: a condition Gable adds itself (never from the query).
+    pub fn one_of(field: &'static Field, values: &[&str]) -> Filter {
+        Filter { field, op: Op::In, values: values.iter().map(|v| Val::Str(v.to_string())).collect(), raw: values.join(",") }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct SortKey {
     pub field: &'static Field,

@@ -128,11 +128,22 @@ pub fn grantable(requested: &[String], held: &[String]) -> (Vec<String>, Vec<Str
     requested.iter().cloned().partition(|s| scopes::covers(held, s))
 }
 
-/// A scope in words, for the consent page.
+/// A scope in words, for the consent page: what it really allows, including where a
+/// scope reaches other records (events carry them; webhooks send them) and where it
+/// needs others to do anything (`docs/api.md`, "What a scope reaches").
 pub fn describe_scope(scope: &str) -> String {
     match scope {
-        "*" => "Everything: read and change all of your data".into(),
-        "*:read" => "Read all of your data".into(),
+        "*" => "Everything: read and change all of your data, your team's roles and your webhooks".into(),
+        "*:read" => "Read all of your data, including events and the webhook delivery register".into(),
+        "events:read" => "Read events about the records it may also read".into(),
+        "webhooks:read" => "Read your webhook subscriptions (never their signing secrets)".into(),
+        "webhooks:write" => {
+            "Create and change webhook subscriptions, for the events of records it may also read (they are sent in full)".into()
+        }
+        "webhook-deliveries:read" => "Read the webhook delivery register (attempts and responses, not what was sent)".into(),
+        "flow-tokens:write" => "Create tokens for embeddable flows, for the flows its other permissions allow".into(),
+        "users:write" => "Read, create and change users, giving no one more than it holds itself".into(),
+        "roles:write" => "Read, create and change roles, with no more than it holds itself".into(),
         _ => match scope.split_once(':') {
             Some((c, "read")) => format!("Read {}", c.replace('-', " ")),
             Some((c, "write")) => format!("Read, create and change {}", c.replace('-', " ")),
@@ -230,7 +241,9 @@ mod tests {
     fn scopes_read_as_words() {
         assert_eq!(describe_scope("purchase-orders:write"), "Read, create and change purchase orders");
         assert_eq!(describe_scope("leases:read"), "Read leases");
-        assert_eq!(describe_scope("*:read"), "Read all of your data");
+        assert!(describe_scope("*:read").starts_with("Read all of your data"));
+        assert!(describe_scope("webhooks:write").contains("records it may also read"));
+        assert!(describe_scope("events:read").contains("records it may also read"));
     }
 
     #[test]

@@ -69,6 +69,28 @@ pub fn missing(held: &[String], wanted: &[String]) -> Option<String> {
     wanted.iter().find(|w| !covers(held, w)).cloned()
 }
 
+/// The scopes that allow exactly what both `a` and `b` allow: `*` when both hold it,
+/// `*:read` when both cover it, and one scope per collection for the rest (`{c}:write`,
+/// or `{c}:read` where only reading is shared). The wildcards are kept only when both
+/// cover them, since `*` also means "may grant anything". An OAuth grant acts with what
+/// it holds *and* what its user's current role covers.
+pub fn intersect(a: &[String], b: &[String]) -> Vec<String> {
+    if covers(a, "*") && covers(b, "*") {
+        return vec!["*".to_string()];
+    }
+    let both = |c: &str, access: Access| allows(a, c, access) && allows(b, c, access);
+    let read_all = covers(a, "*:read") && covers(b, "*:read");
+    let mut out = if read_all { vec!["*:read".to_string()] } else { vec![] };
+    for c in COLLECTIONS {
+        if both(c.name, Access::Write) {
+            out.push(c.write_scope());
+        } else if !read_all && both(c.name, Access::Read) {
+            out.push(c.read_scope());
+        }
+    }
+    out
+}
+
 /// Every scope name, for the API description.
 pub fn all() -> Vec<String> {
     let mut v = vec!["*".to_string(), "*:read".to_string()];
@@ -108,5 +130,37 @@ mod tests {
         assert!(covers(&s(&["leases:write"]), "leases:read"));
         assert_eq!(missing(&s(&["roles:write"]), &s(&["roles:read", "*"])), Some("*".to_string()));
         assert_eq!(missing(&s(&["*"]), &s(&["*", "*:read", "units:write"])), None);
+    }
+
+    #[test]
+    fn intersections_allow_only_what_both_allow() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(intersect(&s(&["*"]), &s(&["*"])), s(&["*"]));
+        assert_eq!(intersect(&s(&["*"]), &s(&["*:read"])), s(&["*:read"]));
+        assert_eq!(intersect(&s(&["*"]), &s(&["*:read", "users:write"])), s(&["*:read", "users:write"]));
+        assert_eq!(intersect(&s(&["users:write", "leases:read"]), &s(&["*:read"])), s(&["users:read", "leases:read"]));
+        assert_eq!(intersect(&s(&["users:write"]), &s(&["leases:write"])), Vec::<String>::new());
+        assert_eq!(intersect(&s(&["leases:write"]), &s(&["leases:read", "units:write"])), s(&["leases:read"]));
+        assert_eq!(intersect(&s(&["users:write"]), &[]), Vec::<String>::new());
+        // Whatever the inputs, the result allows an access exactly when both do.
+        let every_write: Vec<String> = COLLECTIONS.iter().map(|c| c.write_scope()).collect();
+        assert!(!intersect(&every_write, &s(&["*"])).contains(&"*".to_string()), "`*` only from `*`");
+        for (a, b) in [
+            (s(&["*:read", "payments:write"]), s(&["payments:read", "*"])),
+            (s(&["*"]), s(&["roles:write"])),
+            (every_write, s(&["*:read"])),
+        ] {
+            let i = intersect(&a, &b);
+            for c in COLLECTIONS {
+                for access in [Access::Read, Access::Write] {
+                    assert_eq!(
+                        allows(&i, c.name, access),
+                        allows(&a, c.name, access) && allows(&b, c.name, access),
+                        "{} {access:?}",
+                        c.name
+                    );
+                }
+            }
+        }
     }
 }

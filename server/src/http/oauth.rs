@@ -261,60 +261,41 @@ struct Checked {
     scopes: Vec<String>,
 }
 
-/// Why a request is refused: shown on a page (its app or redirect URI cannot be trusted),
-/// or answered to the app at its redirect URI.
-enum Refusal {
-    Shown(StatusCode, String),
-    Redirect(String),
-}
-
-impl IntoResponse for Refusal {
-    fn into_response(self) -> Response {
-        match self {
-            Refusal::Shown(status, m) => error_page(status, &m),
-            Refusal::Redirect(location) => see_other(&location),
-        }
-    }
-}
-
 /// Checks an authorization request (the query, or the consent form that repeats it).
-async fn check(st: &ApiState, p: &AuthzParams) -> Result<Checked, Refusal> {
-    let shown = |m: &str| Err(Refusal::Shown(StatusCode::BAD_REQUEST, m.to_string()));
+/// Every refusal is shown on Gable's own page, never redirected to the app: before a
+/// signed-in user has decided, a redirect would let anyone who registers an app use
+/// Gable's address to bounce people to any site (RFC 9700 §4.11.2). Only the user's
+/// answer on the consent page goes back to the app.
+async fn check(st: &ApiState, p: &AuthzParams) -> Result<Checked, Response> {
+    let shown = |m: &str| Err(error_page(StatusCode::BAD_REQUEST, m));
     let Some(client_id) = p.get("client_id") else { return shown("client_id is missing") };
     let client = match st.app.store.oauth_client(client_id).await {
         Ok(Some(c)) => c,
         Ok(None) => return shown("there is no app with this client_id"),
         Err(e) => {
             tracing::error!(error = %e, "oauth: reading a client failed");
-            return Err(Refusal::Shown(StatusCode::INTERNAL_SERVER_ERROR, "something went wrong on our side; try again".into()));
+            return Err(error_page(StatusCode::INTERNAL_SERVER_ERROR, "something went wrong on our side; try again"));
         }
     };
     let Some(redirect_uri) = p.get("redirect_uri") else { return shown("redirect_uri is missing") };
     if !rules::redirect_matches(&client.redirect_uris, redirect_uri) {
         return shown("redirect_uri is not one this app registered");
     }
-    let state = p.get("state").map(str::to_string);
-    let iss = issuer(st);
-    let fail = |error: &str, description: &str| {
-        let mut q = vec![("error", error), ("error_description", description), ("iss", iss.as_str())];
-        if let Some(s) = &state {
-            q.push(("state", s));
-        }
-        Err(Refusal::Redirect(rules::redirect_with(redirect_uri, &q).unwrap_or_default()))
-    };
+    // The app's own mistakes, named as RFC 6749 §4.1.2.1 names them, for its developer.
+    let invalid = |error: &str, description: &str| shown(&format!("The app's request is not valid ({error}): {description}."));
     if p.get("response_type") != Some("code") {
-        return fail("unsupported_response_type", "response_type must be code");
+        return invalid("unsupported_response_type", "response_type must be code");
     }
     if let Err(e) = rules::check_challenge(p.get("code_challenge"), p.get("code_challenge_method")) {
-        return fail("invalid_request", &e.describe());
+        return invalid("invalid_request", &e.describe());
     }
     let scopes = match rules::parse_scope(p.get("scope").unwrap_or("")) {
         Ok(s) => s,
-        Err(m) => return fail("invalid_scope", &m),
+        Err(m) => return invalid("invalid_scope", &m),
     };
     Ok(Checked {
         redirect_uri: redirect_uri.to_string(),
-        state,
+        state: p.get("state").map(str::to_string),
         challenge: p.get("code_challenge").unwrap_or_default().to_string(),
         scopes,
         client,
@@ -336,7 +317,7 @@ fn origin_of(uri: &str) -> Option<String> {
 /// The parameters of an authorization request and the request checked.
 async fn checked(st: &ApiState, raw: &[u8]) -> Result<(AuthzParams, Checked), Response> {
     let p = AuthzParams::parse(raw).map_err(|m| error_page(StatusCode::BAD_REQUEST, &m))?;
-    let c = check(st, &p).await.map_err(IntoResponse::into_response)?;
+    let c = check(st, &p).await?;
     Ok((p, c))
 }
 

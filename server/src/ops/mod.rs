@@ -128,18 +128,6 @@ pub struct Work {
     key: Arc<MasterKey>,
     guard: outbound::Guard,
     wake: Vec<Arc<Notify>>,
-    /// Gable's own bookkeeping that follows the writes, outside the tenant transaction
-    /// (which cannot reach it), once they are committed.
-    after_commit: Vec<AfterCommit>,
-    store: Store,
-}
-
-/// What follows a unit of work in Gable's own (system) tables once it has committed.
-#[derive(Debug, Clone)]
-pub(crate) enum AfterCommit {
-    /// A user was disabled or deleted: the apps they authorized lose their grants. (Their
-    /// tokens already stop working while the user is not active; this makes it final.)
-    RevokeOAuthGrants { tenant: Uuid, user: Uuid },
 }
 
 impl Operations {
@@ -186,8 +174,6 @@ impl Operations {
             key: self.key.clone(),
             guard: self.guard.clone(),
             wake: vec![],
-            after_commit: vec![],
-            store: self.store.clone(),
         })
     }
 
@@ -248,20 +234,7 @@ impl Work {
         for n in self.wake {
             n.notify_one();
         }
-        for action in self.after_commit {
-            let done = match &action {
-                AfterCommit::RevokeOAuthGrants { tenant, user } => self.store.oauth_revoke_user_grants(*tenant, *user, self.now).await,
-            };
-            if let Err(e) = done {
-                tracing::error!(?action, error = %e, "bookkeeping after a committed write failed");
-            }
-        }
         Ok(())
-    }
-
-    /// Asks for bookkeeping in Gable's own tables once this work commits.
-    pub(crate) fn after_commit(&mut self, action: AfterCommit) {
-        self.after_commit.push(action);
     }
 
     /// Refuses what the collection does not offer, then what the actor may not do.

@@ -80,6 +80,9 @@ pub struct Grant {
     pub last_used_at: Option<DateTime<Utc>>,
     /// Whether the granting user is active (a live `users` record with status `active`).
     pub user_active: bool,
+    /// The permissions of the granting user's current role (none without a role): a
+    /// grant acts only within them, whatever it holds.
+    pub role_permissions: Vec<String>,
 }
 
 /// A code as stored, with its grant.
@@ -124,6 +127,7 @@ fn grant_of(row: &Row) -> Result<Grant> {
         revoked: row.opt_datetime("g_revoked_at")?.is_some(),
         last_used_at: row.opt_datetime("g_last_used_at")?,
         user_active: row.opt_string("g_user_status")?.as_deref() == Some("active"),
+        role_permissions: strings(row, "g_role_permissions")?,
     })
 }
 
@@ -145,6 +149,8 @@ fn client_of(r: &Row) -> Result<Client> {
 #[derive(Debug, Clone)]
 pub struct GrantRow {
     pub id: Uuid,
+    /// The app (`oauth_clients.id`).
+    pub client: Uuid,
     pub user_id: Uuid,
     pub email: String,
     pub app_name: String,
@@ -161,14 +167,25 @@ fn with_grant(table: &str) -> sea_query::SelectStatement {
     for c in GRANT_COLUMNS {
         q.expr_as(tc("oauth_grants", c), a(&format!("g_{c}")));
     }
-    // The user, in the same query: tokens act only while their user is active.
-    q.expr_as(tc("users", "status"), a("g_user_status")).left_join(
-        a("users"),
-        tc("users", "tenant_id")
-            .equals((a("oauth_grants"), a("tenant_id")))
-            .and(tc("users", "livemode").eq(true))
-            .and(tc("users", "id").equals((a("oauth_grants"), a("user_id")))),
-    );
+    // The user and their role, in the same query: tokens act only while their user is
+    // active, and only within what the user's role allows now (a demotion takes effect
+    // at the next request).
+    q.expr_as(tc("users", "status"), a("g_user_status"))
+        .expr_as(tc("roles", "permissions"), a("g_role_permissions"))
+        .left_join(
+            a("users"),
+            tc("users", "tenant_id")
+                .equals((a("oauth_grants"), a("tenant_id")))
+                .and(tc("users", "livemode").eq(true))
+                .and(tc("users", "id").equals((a("oauth_grants"), a("user_id")))),
+        )
+        .left_join(
+            a("roles"),
+            tc("roles", "tenant_id")
+                .equals((a("users"), a("tenant_id")))
+                .and(tc("roles", "livemode").eq(true))
+                .and(tc("roles", "id").equals((a("users"), a("role_id")))),
+        );
     q
 }
 
@@ -312,7 +329,7 @@ impl Store {
         let mut tx = self.begin_system(Intent::Read).await?;
         let d = tx.dialect();
         let mut q = Query::select();
-        for col_name in ["id", "user_id", "livemode", "scopes", "created_at", "last_used_at"] {
+        for col_name in ["id", "client_id", "user_id", "livemode", "scopes", "created_at", "last_used_at"] {
             q.expr_as(tc(g, col_name), a(col_name));
         }
         q.expr_as(tc(c, "name"), a("app_name"))
@@ -339,6 +356,7 @@ impl Store {
             .map(|r| {
                 Ok(GrantRow {
                     id: r.opt_uuid("id")?.ok_or_else(missing)?,
+                    client: r.opt_uuid("client_id")?.ok_or_else(missing)?,
                     user_id: r.opt_uuid("user_id")?.ok_or_else(missing)?,
                     email: r.opt_string("email")?.unwrap_or_default(),
                     app_name: r.opt_string("app_name")?.ok_or_else(missing)?,
@@ -351,22 +369,37 @@ impl Store {
             .collect()
     }
 
-    /// Revokes one standing authorization of the tenant (of `user` only, when given).
-    pub async fn oauth_revoke_grant_of(&self, tenant: Uuid, user: Option<Uuid>, grant: Uuid, now: DateTime<Utc>) -> Result<bool> {
+    /// Disconnects an app from a user of the tenant: every standing grant that user gave
+    /// the app of `grant` ends, at once (authorizing an app twice makes two grants, and
+    /// "Connected apps" shows them as one). With `user`, only that user's. False when the
+    /// tenant has no such standing grant.
+    pub async fn oauth_revoke_connection(&self, tenant: Uuid, user: Option<Uuid>, grant: Uuid, now: DateTime<Utc>) -> Result<bool> {
         let mut tx = self.begin_system(Intent::Write).await?;
         let d = tx.dialect();
-        let mut q = Query::update();
-        q.table(a("oauth_grants"))
-            .value(a("revoked_at"), d.ts(now))
+        let mut find = Query::select();
+        find.columns(["client_id", "user_id"].map(a))
+            .from(a("oauth_grants"))
             .and_where(col("tenant_id").eq(d.uuid(tenant)))
             .and_where(col("id").eq(d.uuid(grant)))
             .and_where(col("revoked_at").is_null());
         if let Some(user) = user {
-            q.and_where(col("user_id").eq(d.uuid(user)));
+            find.and_where(col("user_id").eq(d.uuid(user)));
         }
-        let n = tx.execute(&q).await?;
+        let Some(row) = tx.fetch_optional(&find).await? else { return Ok(false) };
+        let missing = || incomplete("oauth grant");
+        let (client, user) = (row.opt_uuid("client_id")?.ok_or_else(missing)?, row.opt_uuid("user_id")?.ok_or_else(missing)?);
+        tx.execute(
+            Query::update()
+                .table(a("oauth_grants"))
+                .value(a("revoked_at"), d.ts(now))
+                .and_where(col("tenant_id").eq(d.uuid(tenant)))
+                .and_where(col("client_id").eq(d.uuid(client)))
+                .and_where(col("user_id").eq(d.uuid(user)))
+                .and_where(col("revoked_at").is_null()),
+        )
+        .await?;
         tx.commit().await?;
-        Ok(n == 1)
+        Ok(true)
     }
 
     // ---- codes -------------------------------------------------------------------
@@ -565,22 +598,20 @@ impl Store {
             .await?;
         tx.commit().await
     }
+}
 
-    /// Revokes every standing grant a user of a tenant made; returns how many.
-    pub async fn oauth_revoke_user_grants(&self, tenant: Uuid, user: Uuid, now: DateTime<Utc>) -> Result<u64> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
-        let n = tx
-            .execute(
-                Query::update()
-                    .table(a("oauth_grants"))
-                    .value(a("revoked_at"), d.ts(now))
-                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
-                    .and_where(col("user_id").eq(d.uuid(user)))
-                    .and_where(col("revoked_at").is_null()),
-            )
-            .await?;
-        tx.commit().await?;
-        Ok(n)
-    }
+/// Revokes every standing grant a user of a tenant made, in `tx` (a tenant transaction
+/// may: on PostgreSQL the grants sit behind the tenant wall for exactly this); returns
+/// how many.
+pub async fn revoke_user_grants(tx: &mut Tx, tenant: Uuid, user: Uuid, now: DateTime<Utc>) -> Result<u64> {
+    let d = tx.dialect();
+    tx.execute(
+        Query::update()
+            .table(a("oauth_grants"))
+            .value(a("revoked_at"), d.ts(now))
+            .and_where(col("tenant_id").eq(d.uuid(tenant)))
+            .and_where(col("user_id").eq(d.uuid(user)))
+            .and_where(col("revoked_at").is_null()),
+    )
+    .await
 }

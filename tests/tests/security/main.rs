@@ -6,6 +6,22 @@
 //!
 //! - `privileges`: no credential grants what it does not hold (first review).
 //! - `walls`: PostgreSQL row-level security, the second wall (first review).
+//! - `environments`: live mode is live: rules that differ by environment are checked
+//!   with the environment known (first review).
+//! - `sessions`: the console's cookie, cross-site posts, and throttling by the right
+//!   client address behind a proxy (first review).
+//! - `flows`: flow tokens are bounded by their creator, revocable, and never in a URL's
+//!   query string (issue 19, point 5).
+//! - `oauth`: an app's access follows its user's role; no open redirect; connected apps
+//!   revoked whole (issue 19, points 1, 2, 6).
+//! - `scopes`: a scope reads only what it names: webhooks and events (issue 19, point 3).
+//! - `console`: the console shows each staff member what their role may read (issue 19,
+//!   point 4).
 
+mod console;
+mod environments;
+mod oauth;
 mod privileges;
+mod scopes;
+mod sessions;
 mod walls;

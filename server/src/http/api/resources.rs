@@ -9,6 +9,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::domain::collections::collection;
+use crate::domain::events;
 use crate::domain::list::ListQuery;
 use crate::domain::registry::{Collection, WriteOp};
 use crate::domain::scopes::Access;
@@ -50,7 +51,10 @@ pub async fn list(State(st): State<ApiState>, cred: Credential, Path(resource): 
     let c = resolve(&resource)?;
     cred.actor.require(c, Access::Read)?;
     let scope = &cred.actor.scope;
-    let q = ListQuery::parse(c, &query_pairs(raw))?;
+    let mut q = ListQuery::parse(c, &query_pairs(raw))?;
+    if c.name == "events" && !events::narrow_list(&mut q, &cred.actor.grants) {
+        return Ok(envelope::list::<serde_json::Value>(&[], None, false));
+    }
     let binding = format!("{}:{}:{}", q.binding(c), scope.tenant, scope.livemode);
     let after = match &q.cursor {
         Some(cur) => Some(st.app.cursors.decode(cur, &binding, &q.sort)?),
@@ -80,7 +84,20 @@ pub async fn get(
     let id = parse_id(&id)?;
     let fields = single_fields(c, raw)?;
     let rec = st.app.store.get(&cred.actor.scope, c, id).await?;
+    if c.name == "events" {
+        require_event_read(&cred, &rec)?;
+    }
     Ok(envelope::single(StatusCode::OK, c.object, rec.to_json(c, fields.as_deref())))
+}
+
+/// An event carries its record: reading it needs read access to that record's collection.
+fn require_event_read(cred: &Credential, event: &crate::domain::record::Record) -> Result<()> {
+    match event.get("type").as_str().and_then(events::event_type) {
+        Some(t) => cred
+            .actor
+            .require(collection(t.collection).ok_or_else(|| Error::internal(anyhow::anyhow!("no {}", t.collection)))?, Access::Read),
+        None => Ok(()),
+    }
 }
 
 pub async fn create(

@@ -12,7 +12,7 @@ use crate::domain::record::Record;
 use crate::domain::registry::Collection;
 use crate::domain::validate::Changes;
 use crate::error::Result;
-use crate::ops::{AfterCommit, Work};
+use crate::ops::Work;
 
 pub(super) struct Users;
 
@@ -41,21 +41,24 @@ impl Behaviour for Users {
             require_role(w, "role_id", new_role.as_uuid()).await?;
         }
         if ch.values.get("status").is_some_and(|s| s.as_str() != Some("active")) {
-            revoke_apps(w, current);
+            revoke_apps(w, current).await?;
         }
         Ok(())
     }
 
     async fn before_delete(&self, w: &mut Work, _c: &'static Collection, current: &Record) -> Result<()> {
         require_role(w, "role_id", current.get("role_id").as_uuid()).await?;
-        revoke_apps(w, current);
-        Ok(())
+        revoke_apps(w, current).await
     }
 }
 
-/// A user who is disabled or deleted leaves no app acting for them (issue 12).
-fn revoke_apps(w: &mut Work, user: &Record) {
+/// A user who is disabled or deleted leaves no app acting for them (issue 12), for good:
+/// revoked in the transaction of the change, so the change and the revocation commit or
+/// fail together, and enabling the user again revives nothing.
+async fn revoke_apps(w: &mut Work, user: &Record) -> Result<()> {
     if w.system.livemode {
-        w.after_commit(AfterCommit::RevokeOAuthGrants { tenant: w.system.tenant, user: user.id });
+        let (tenant, now) = (w.system.tenant, w.now);
+        crate::store::oauth::revoke_user_grants(&mut w.tx, tenant, user.id, now).await?;
     }
+    Ok(())
 }

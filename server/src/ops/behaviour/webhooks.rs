@@ -15,6 +15,7 @@ use super::{col, new_value, Behaviour, NewRecord};
 use crate::domain::events::{self, event_type};
 use crate::domain::record::Record;
 use crate::domain::registry::{Collection, Ty, WriteOp};
+use crate::domain::scopes::Access;
 use crate::domain::validate::Changes;
 use crate::domain::value::Val;
 use crate::domain::webhooks;
@@ -32,7 +33,50 @@ fn names(v: &Val) -> Vec<String> {
     }
 }
 
+/// The collections whose records the events named by a subscription carry: every
+/// event type's for `*`.
+fn carried(names: &[String]) -> Vec<(&str, &'static str)> {
+    let mut out = vec![];
+    for n in names {
+        for t in events::EVENT_TYPES.iter().filter(|t| n == "*" || n == t.name) {
+            if !out.iter().any(|(_, c)| *c == t.collection) {
+                out.push((n.as_str(), t.collection));
+            }
+        }
+    }
+    out
+}
+
 impl Work {
+    /// A delivery carries its event's `data.object`, so sending events somewhere reads
+    /// them: the credential must be able to read the collection of each event type it
+    /// subscribes to, tests, recovers or replays (`*` needs all of them), as well as
+    /// write webhooks. A credential limited to properties manages no subscription at all:
+    /// subscriptions are tenant-wide and would carry other properties' events.
+    fn require_event_reads(&self, names: &[String]) -> Result<()> {
+        if self.scope.properties.is_some() {
+            return Err(Error::PropertyForbidden(
+                "webhook subscriptions are tenant-wide: a credential limited to properties cannot manage them or send events to them"
+                    .into(),
+            ));
+        }
+        let actor = self.actor();
+        for (name, collection) in carried(names) {
+            let c = col(collection);
+            if actor.require(c, Access::Read).is_err() {
+                return Err(Error::InsufficientScope {
+                    message: format!(
+                        "`{name}` events carry {} records, which this credential cannot read; sending them needs `{}`",
+                        c.object,
+                        c.read_scope()
+                    ),
+                    scope: c.read_scope(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Refuses a URL the SSRF guard does not allow, naming why.
     async fn check_url(&self, url: &str) -> Result<()> {
         let parsed = url::Url::parse(url).map_err(|_| Error::validation("url", "is not a valid URL"))?;
@@ -53,7 +97,9 @@ impl Work {
 #[async_trait]
 impl Behaviour for Webhooks {
     async fn before_create(&self, w: &mut Work, c: &'static Collection, new: &mut NewRecord) -> Result<()> {
-        webhooks::check_events(&names(&new_value(new, "events")))?;
+        let events = names(&new_value(new, "events"));
+        webhooks::check_events(&events)?;
+        w.require_event_reads(&events)?;
         if let Some(url) = new_value(new, "url").as_str() {
             w.check_url(url).await?;
         }
@@ -67,6 +113,11 @@ impl Behaviour for Webhooks {
     async fn before_update(&self, w: &mut Work, _c: &'static Collection, current: &Record, ch: &mut Changes) -> Result<()> {
         if let Some(v) = ch.values.get("events") {
             webhooks::check_events(&names(v))?;
+        }
+        // New events, or the old ones to a new address: either way, who changes it reads them.
+        if ch.values.contains_key("events") || ch.values.contains_key("url") {
+            let events = names(ch.values.get("events").unwrap_or(current.get("events")));
+            w.require_event_reads(&events)?;
         }
         if let Some(url) = ch.values.get("url").and_then(Val::as_str) {
             w.check_url(url).await?;
@@ -139,6 +190,7 @@ impl Work {
         }
         let kind = body.get("type").and_then(Json::as_str).ok_or_else(|| Error::validation("type", "is required: an event type"))?;
         let contract = event_type(kind).ok_or_else(|| Error::validation("type", format!("`{kind}` is not an event type")))?;
+        self.require_event_reads(&[kind.to_string()])?;
         let hook = self.webhook(id).await?;
         if hook.status() != "enabled" {
             return Err(Error::Conflict("the subscription is disabled; enable it to send to it".into()));
@@ -188,6 +240,7 @@ impl Work {
         self.allow(col("webhooks"), Some(WriteOp::Update))?;
         let scope = self.scope.clone();
         let original = records::fetch(&mut self.tx, &scope, col("webhook-deliveries"), id, false).await?;
+        self.require_event_reads(&[original.get("event_type").as_str().unwrap_or_default().to_string()])?;
         let webhook = original.get("webhook_id").as_uuid().ok_or_else(|| Error::internal(anyhow::anyhow!("delivery without webhook")))?;
         let hook = self.webhook(webhook).await?;
         let (tenant, livemode) = (self.scope.tenant, self.scope.livemode);
@@ -228,9 +281,11 @@ impl Work {
         if let Some(k) = body.keys().find(|k| *k != "webhook_id") {
             return Err(Error::validation(k.as_str(), "is not a parameter of this action; give `webhook_id` or nothing"));
         }
+        self.actor().require(col("events"), Access::Read)?;
         let scope = self.scope.clone();
         let event = records::fetch(&mut self.tx, &scope, col("events"), id, false).await?;
         let kind = event.get("type").as_str().unwrap_or_default().to_string();
+        self.require_event_reads(std::slice::from_ref(&kind))?;
         let targets: Vec<(Uuid, String)> = match body.get("webhook_id") {
             Some(raw) => {
                 let hook_id =
@@ -292,6 +347,7 @@ impl Work {
         }
         let hook = self.webhook(id).await?;
         let takes = names(hook.get("events"));
+        self.require_event_reads(&takes)?;
         let url = hook.get("url").as_str().unwrap_or_default().to_string();
         let (tenant, livemode) = (self.scope.tenant, self.scope.livemode);
         let now = self.now;

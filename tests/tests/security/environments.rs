@@ -5,7 +5,7 @@
 //! received outside Gable (cash, cheque, bank transfer, other): it starts `pending`, and
 //! its `succeed` is staff confirming that the money arrived.
 
-use gable_tests::{both, TestApp};
+use gable_tests::TestApp;
 use serde_json::json;
 
 async fn live_rules_differ_from_the_sandbox(app: &TestApp) {
@@ -109,4 +109,4 @@ async fn live_rules_differ_from_the_sandbox(app: &TestApp) {
     assert_eq!((&declined["status"], &declined["failure_code"]), (&json!("failed"), &json!("card_declined")), "{declined}");
     assert!(declined["failure_message"].as_str().is_some_and(|m| !m.is_empty()), "{declined}");
 }
-both!(live_rules_differ_from_the_sandbox);
+gable_tests::both!(live_rules_differ_from_the_sandbox);
