@@ -16,6 +16,7 @@ use leptos_axum::{generate_route_list, LeptosRoutes};
 use crate::domain::collections::COLLECTIONS;
 
 pub fn router(options: LeptosOptions, console: Arc<dyn Console>, config: ConsoleConfig) -> Router {
+    let https = config.secure_cookies;
     let routes = generate_route_list(gable_app::App);
     let names = Collections(COLLECTIONS.iter().map(|c| c.name.to_string()).collect());
     let context = move || {
@@ -31,7 +32,7 @@ pub fn router(options: LeptosOptions, console: Arc<dyn Console>, config: Console
         .fallback(leptos_axum::file_and_error_handler(gable_app::shell))
         .with_state(options)
         .layer(middleware::from_fn(same_origin_writes))
-        .layer(middleware::from_fn(security_headers))
+        .layer(middleware::from_fn(move |req, next| security_headers(https, req, next)))
 }
 
 /// Refuses a state-changing request that a browser says came from another site. With
@@ -48,9 +49,16 @@ async fn same_origin_writes(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
-async fn security_headers(req: Request, next: Next) -> Response {
+/// Never framed, never sniffed, no referrer to other sites; and over https (a public
+/// https address, or a trusted proxy that received https), HSTS: a browser that once
+/// reached the console securely never again sends its session cookie in the clear.
+async fn security_headers(https_address: bool, req: Request, next: Next) -> Response {
+    let https = https_address || req.extensions().get::<gable_app::api::ClientInfo>().is_some_and(|c| c.https);
     let mut resp = next.run(req).await;
     let h = resp.headers_mut();
+    if https {
+        h.insert("strict-transport-security", HeaderValue::from_static("max-age=31536000"));
+    }
     h.insert("x-frame-options", HeaderValue::from_static("DENY"));
     h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
     h.insert("referrer-policy", HeaderValue::from_static("same-origin"));

@@ -1,6 +1,7 @@
 //! The console over HTTP: the session cookie (HttpOnly and SameSite=Lax always, Secure
 //! when Gable is reached over https, also behind a trusted TLS-terminating proxy), and
-//! sign-up throttling keyed by the right client address, behind a proxy or not.
+//! sign-up throttling keyed by the right client address, behind a proxy or not, and HSTS
+//! exactly when the console is reached over https.
 
 use gable_tests::{Backend, TestApp};
 
@@ -169,4 +170,33 @@ async fn an_untrusted_peer_cannot_claim_https() {
         assert!(!is_secure(&cookie), "trusting {trusted:?}: {cookie}");
         app.stop().await;
     }
+}
+
+/// The console's page, as a browser asks for it, with extra headers: its HSTS header.
+async fn hsts(app: &TestApp, headers: &[(&str, &str)]) -> Option<String> {
+    let mut req = app.client.get(format!("{}/sign-in", app.live));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let r = req.send().await.expect("the sign-in page");
+    assert!(r.status().is_success(), "{}", r.status());
+    r.headers().get("strict-transport-security").and_then(|v| v.to_str().ok()).map(str::to_string)
+}
+
+/// A browser that once reached the console over https never again sends its cookie in the
+/// clear (HSTS), and nobody can switch that on (or off) by claiming https from outside.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_asks_for_https_only_when_reached_over_https() {
+    let app = TestApp::spawn_with_public_url("https://console.example.com").await;
+    assert_eq!(hsts(&app, &[]).await.as_deref(), Some("max-age=31536000"));
+    app.stop().await;
+
+    let app = behind(Backend::Sqlite, &["127.0.0.1"]).await.expect("sqlite");
+    assert_eq!(hsts(&app, &[("x-forwarded-proto", "https")]).await.as_deref(), Some("max-age=31536000"), "a trusted TLS proxy");
+    assert_eq!(hsts(&app, &[]).await, None, "plain http");
+    app.stop().await;
+
+    let app = behind(Backend::Sqlite, &["10.0.0.0/8"]).await.expect("sqlite");
+    assert_eq!(hsts(&app, &[("x-forwarded-proto", "https")]).await, None, "an untrusted peer cannot claim https");
+    app.stop().await;
 }
