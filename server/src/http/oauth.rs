@@ -261,20 +261,29 @@ struct Checked {
     scopes: Vec<String>,
 }
 
+/// A refused authorization request, shown on Gable's own page.
+struct Shown(StatusCode, String);
+
+impl IntoResponse for Shown {
+    fn into_response(self) -> Response {
+        error_page(self.0, &self.1)
+    }
+}
+
 /// Checks an authorization request (the query, or the consent form that repeats it).
 /// Every refusal is shown on Gable's own page, never redirected to the app: before a
 /// signed-in user has decided, a redirect would let anyone who registers an app use
 /// Gable's address to bounce people to any site (RFC 9700 §4.11.2). Only the user's
 /// answer on the consent page goes back to the app.
-async fn check(st: &ApiState, p: &AuthzParams) -> Result<Checked, Response> {
-    let shown = |m: &str| Err(error_page(StatusCode::BAD_REQUEST, m));
+async fn check(st: &ApiState, p: &AuthzParams) -> Result<Checked, Shown> {
+    let shown = |m: &str| Err(Shown(StatusCode::BAD_REQUEST, m.to_string()));
     let Some(client_id) = p.get("client_id") else { return shown("client_id is missing") };
     let client = match st.app.store.oauth_client(client_id).await {
         Ok(Some(c)) => c,
         Ok(None) => return shown("there is no app with this client_id"),
         Err(e) => {
             tracing::error!(error = %e, "oauth: reading a client failed");
-            return Err(error_page(StatusCode::INTERNAL_SERVER_ERROR, "something went wrong on our side; try again"));
+            return Err(Shown(StatusCode::INTERNAL_SERVER_ERROR, "something went wrong on our side; try again".into()));
         }
     };
     let Some(redirect_uri) = p.get("redirect_uri") else { return shown("redirect_uri is missing") };
@@ -317,7 +326,7 @@ fn origin_of(uri: &str) -> Option<String> {
 /// The parameters of an authorization request and the request checked.
 async fn checked(st: &ApiState, raw: &[u8]) -> Result<(AuthzParams, Checked), Response> {
     let p = AuthzParams::parse(raw).map_err(|m| error_page(StatusCode::BAD_REQUEST, &m))?;
-    let c = check(st, &p).await?;
+    let c = check(st, &p).await.map_err(IntoResponse::into_response)?;
     Ok((p, c))
 }
 
