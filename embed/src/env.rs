@@ -1,6 +1,6 @@
 //! The page around the flow: its `<meta>` tags and token, the messages to the host page
-//! (`window.parent.postMessage`, to the token's origin only) and from it (`ping`), the
-//! content's height, and random keys.
+//! (`window.parent.postMessage`, to its origin only, which the flow checks is the token's)
+//! and from it (`ping`), the content's height, and random keys.
 
 use std::cell::Cell;
 use std::sync::OnceLock;
@@ -15,11 +15,13 @@ use web_sys::{MessageEvent, ResizeObserver, UrlSearchParams};
 pub struct Ctx {
     /// `gable:flow`: which flow the page serves.
     pub flow: String,
-    /// `gable:parent-origin`: the only origin messages go to (none when empty).
+    /// `gable:parent-origin`: the only origin messages go to (none when empty). The page's
+    /// `frame-ancestors` names it, so a framing page is on it; the flow is shown only when
+    /// it is the token's origin (`shell`).
     pub parent_origin: String,
     /// `gable:frame`: the loader's id of the iframe, in every message.
     pub frame: String,
-    /// The flow token, from the page's own address.
+    /// The flow token, from the fragment of the page's own address (`#token=…`).
     pub token: String,
 }
 
@@ -41,10 +43,25 @@ fn meta(name: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The token in the address's fragment, which is then removed from the address at once
+/// (the fragment never reaches a server; removing it keeps it out of the history, and of
+/// any copy of the address the page may make).
+fn take_token() -> String {
+    let location = window().location();
+    let hash = location.hash().unwrap_or_default();
+    let token = UrlSearchParams::new_with_str(hash.trim_start_matches('#')).ok().and_then(|p| p.get("token")).unwrap_or_default();
+    if !hash.is_empty() {
+        let path = format!("{}{}", location.pathname().unwrap_or_default(), location.search().unwrap_or_default());
+        if let Ok(history) = window().history() {
+            let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&path));
+        }
+    }
+    token
+}
+
 /// Reads the page once and starts answering the loader's pings.
 pub fn init() {
-    let search = window().location().search().unwrap_or_default();
-    let token = UrlSearchParams::new_with_str(&search).ok().and_then(|p| p.get("token")).unwrap_or_default();
+    let token = take_token();
     let _ = CTX.set(Ctx { flow: meta("gable:flow"), parent_origin: meta("gable:parent-origin"), frame: meta("gable:frame"), token });
     if !ctx().parent_origin.is_empty() && parent().is_some() {
         // The loader sizes the frame to the content (see style/embed.css).
@@ -138,7 +155,7 @@ pub fn completed(object: &str, id: &str, status: &str) {
 }
 
 /// Answers the loader's `ping` with the current height; only from the framing window, at
-/// the token's origin, for this frame.
+/// its origin, for this frame.
 fn listen() {
     let cb = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         let c = ctx();

@@ -159,6 +159,9 @@ pub fn humanize(code: &str) -> String {
 /// What the page says when the flow cannot be shown, by the API's error code.
 pub fn cannot_show(code: &str, message: &str) -> String {
     match code {
+        "origin_mismatch" => "This form can be shown only on the website it was made for.".into(),
+        // The website revoked the token: a reload gets the page's fresh one.
+        "unauthenticated" if message.contains("revoked") => "This form has been closed. Reload the page to start again.".into(),
         "token_expired" => "This form has expired. Reload the page to start again.".into(),
         "unauthenticated" => "This form's link is not valid. Reload the page to start again.".into(),
         "network_error" => "The form could not reach Gable. Check your connection and reload the page.".into(),
@@ -167,9 +170,25 @@ pub fn cannot_show(code: &str, message: &str) -> String {
     }
 }
 
+/// Whether the flow may be shown in its page: its token's origin is the page's parent
+/// origin (which the page's `frame-ancestors` holds any framing page to). Both must be
+/// known: an empty one matches nothing.
+pub fn origin_matches(token_origin: &str, parent_origin: &str) -> bool {
+    !token_origin.is_empty() && token_origin == parent_origin
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flow_shows_only_under_its_tokens_origin() {
+        assert!(origin_matches("https://www.example.com", "https://www.example.com"));
+        assert!(!origin_matches("https://www.example.com", "https://evil.example"));
+        assert!(!origin_matches("https://www.example.com", "https://www.example.com:444"));
+        assert!(!origin_matches("https://www.example.com", ""));
+        assert!(!origin_matches("", ""));
+    }
 
     #[test]
     fn fields() {
@@ -233,6 +252,9 @@ mod tests {
         assert_eq!(humanize("in_progress"), "In progress");
         assert_eq!(humanize(""), "");
         assert!(cannot_show("token_expired", "x").contains("expired"));
+        assert!(cannot_show("origin_mismatch", "x").contains("website it was made for"));
+        assert!(cannot_show("unauthenticated", "the flow token has been revoked; ask the page for a new one").contains("closed"));
+        assert!(cannot_show("unauthenticated", "the flow token is not valid").contains("not valid"));
         assert_eq!(cannot_show("origin_forbidden", "the flow API answers …"), "the flow API answers …");
     }
 }

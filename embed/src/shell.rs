@@ -22,6 +22,17 @@ pub fn app() -> impl IntoView {
     let phase = RwSignal::new(Phase::Loading);
     spawn_local(async move {
         let result = api::session().await.and_then(|d| {
+            // The page may be framed by the origin its address claims (frame-ancestors makes
+            // that so); the flow is shown only if that is the origin its token was made for.
+            let origin = d["origin"].as_str().unwrap_or_default();
+            if !rules::origin_matches(origin, &env::ctx().parent_origin) {
+                return Err(ApiError {
+                    status: 403,
+                    code: "origin_mismatch".into(),
+                    message: "this form's token was made for another website, so it is not shown on this page".into(),
+                    param: None,
+                });
+            }
             let meant = &env::ctx().flow;
             let flow = d["flow"].as_str().unwrap_or_default();
             if !meant.is_empty() && flow != meant {

@@ -2,9 +2,11 @@
 // origin (a tiny Node server on 127.0.0.1) embeds each flow with the README's two lines and
 // a fresh flow token, and a real headless Chromium (Debian's, driven by playwright-core)
 // completes it the way a visitor would; the records and events it made are checked through
-// the sandbox API. Then what must not work: the same token on a third origin shows nothing
-// (frame-ancestors) and the flow API refuses that origin; an expired and an unknown token
-// end in gable:error. And how it behaves: the iframe follows the content's height, an
+// the sandbox API. Then what must not work: the token is in the iframe address's fragment,
+// never its query; the same token on a third origin shows nothing (the flow compares its
+// token's origin with the host page's, which frame-ancestors vouches for) and the flow API
+// refuses that origin; an expired, an unknown and a revoked token end in gable:error. And
+// how it behaves: the iframe follows the content's height, an
 // element added later mounts too, spoofed messages are ignored, every step passes axe-core
 // (no serious or critical violation), a payment can be made with the keyboard only, 320 px
 // wide flows do not overflow, and the budgets hold (WASM ≤ 200 KB gz, loader ≤ 4 KB gz,
@@ -326,7 +328,21 @@ async function mount(p, flow, token, what, { host = hostA } = {}) {
   assert.equal(src.origin, GABLE, `${what}: the iframe is served by Gable`);
   assert.equal(src.pathname, `/embed/${flow}`);
   assert.equal(ready.detail.frame, src.searchParams.get('frame'), `${what}: gable:ready's detail.frame is the iframe's frame id`);
-  return { fl: flowOf(p, token), frame: await frameOf(p, token), ready };
+  tokenOnlyInFragment(src, token, what);
+  const frame = await frameOf(p, token);
+  // The flow has taken the token out of its own address (history.replaceState).
+  assert.ok(!frame.url().includes(token) && !frame.url().includes('#'), `${what}: the flow's address still holds the token: ${frame.url()}`);
+  return { fl: flowOf(p, token), frame, ready };
+}
+
+/**
+ * The loader hands the token over in the iframe address's fragment, which the browser never
+ * sends to a server (no proxy or CDN logs it): never in its query.
+ */
+function tokenOnlyInFragment(src, token, what) {
+  assert.equal(src.searchParams.get('token'), null, `${what}: the iframe's query has a token: ${src.search}`);
+  assert.ok(!src.search.includes(token), `${what}: the iframe's query holds the token: ${src.search}`);
+  assert.equal(new URLSearchParams(src.hash.slice(1)).get('token'), token, `${what}: the token should be in the fragment: ${src.hash.slice(0, 12)}…`);
 }
 
 const h2 = (fl, name) => fl.getByRole('heading', { level: 2, name, exact: true });
@@ -879,20 +895,25 @@ describe(`Gable embeddable flows in Chromium (${BACKEND})`, { concurrency: false
 
   flowStep('E7. the same token on a third origin shows nothing, and the flow API refuses that origin', async () => {
     const token = await flowToken('rental-application', { listing_id: ids.listing });
-    // The flow page names only the token's origin in frame-ancestors, whatever the loader claims.
+    // The flow page is framable by the origin the loader names, and nothing of it comes from
+    // a token: the same page with and without one in its query (an old loader's).
     for (const claimed of [hostA.origin, hostB.origin]) {
+      const plain = await fetch(`${GABLE}/embed/rental-application?${new URLSearchParams({ origin: claimed, frame: 'f1test' })}`);
       const res = await fetch(`${GABLE}/embed/rental-application?${new URLSearchParams({ token, origin: claimed, frame: 'f1test' })}`);
       assert.equal(res.status, 200);
       const csp = res.headers.get('content-security-policy') || '';
-      assert.match(csp, new RegExp(`frame-ancestors ${hostA.origin.replace(/[.:/]/g, '\\$&')}(;|$)`), `the flow page's CSP (origin=${claimed}): ${csp}`);
-      assert.ok(!csp.includes(hostB.origin), `the flow page must not name the claimed origin ${claimed}: ${csp}`);
+      assert.match(csp, new RegExp(`frame-ancestors ${claimed.replace(/[.:/]/g, '\\$&')}(;|$)`), `the flow page's CSP (origin=${claimed}): ${csp}`);
+      assert.equal(csp, plain.headers.get('content-security-policy'), 'the CSP must not depend on a token in the query');
       for (const d of ["default-src 'none'", "script-src 'self' 'wasm-unsafe-eval'", "base-uri 'none'", "form-action 'none'"]) assert.ok(csp.includes(d), `the CSP lacks ${d}: ${csp}`);
       assert.equal(res.headers.get('referrer-policy'), 'no-referrer');
       assert.match(res.headers.get('cache-control') || '', /no-store/);
-      assert.ok(!(await res.text()).includes(token), 'the page must not copy the token into its HTML');
+      const html = await res.text();
+      assert.equal(html, await plain.text(), 'the page must not depend on a token in the query');
+      assert.ok(!html.includes(token), 'the page must not copy the token into its HTML');
     }
 
-    // In the browser, on two third origins: no flow, no event.
+    // In the browser, on two third origins: the loader frames the flow for that origin, and
+    // the flow, seeing its token was made for another, shows nothing of it.
     for (const [host, what] of [
       [hostB, 'another port'],
       [hostC, 'localhost'],
@@ -903,16 +924,43 @@ describe(`Gable embeddable flows in Chromium (${BACKEND})`, { concurrency: false
         p.on('console', (m) => messages.push(m.text()));
         await p.goto(`${host.origin}${hostPage([{ flow: 'rental-application', token }], 'Not the website')}`);
         await iframeOf(p, token).waitFor({ state: 'attached' });
-        await p.waitForTimeout(4000);
-        assert.deepEqual(await eventsFor(p, token), [], `on ${what}: the element must get no event at all`);
-        const frame = await (await iframeOf(p, token).elementHandle()).contentFrame();
-        const inside = frame ? await frame.evaluate(() => (document.querySelector('#gable-flow') ? document.body.innerText : null)).catch(() => null) : null;
-        assert.equal(inside, null, `on ${what}: the flow rendered in a frame of another origin (${frame?.url()}): ${JSON.stringify(inside)}`);
+        tokenOnlyInFragment(new URL(await iframeOf(p, token).getAttribute('src')), token, `on ${what}`);
+        const err = await waitEvent(p, token, 'error', `on ${what}: the flow's refusal`);
+        assert.equal(err.detail.code, 'origin_mismatch', `on ${what}: ${JSON.stringify(err.detail)}`);
+        assert.ok(!String(err.detail.message).includes(hostA.origin), `on ${what}: the refusal must not name the token's origin: ${err.detail.message}`);
+        const fl = flowOf(p, token);
+        const alert = fl.getByRole('alert').filter({ has: fl.getByRole('heading', { name: /This form can.t be shown/ }) });
+        await visible(p, token, alert, `on ${what}: the refusal`);
+        await p.waitForTimeout(1000);
+        const types = (await eventsFor(p, token)).map((e) => e.type);
+        assert.ok(!types.includes('ready') && !types.includes('completed'), `on ${what}: the flow must be neither ready nor completed: ${types}`);
+        const frame = await frameOf(p, token);
+        const inside = await frame.evaluate(() => ({
+          text: document.body.innerText,
+          fields: document.querySelectorAll('input, select, textarea, button').length,
+        }));
+        assert.ok(!inside.text.includes('Sunny two-bedroom flat'), `on ${what}: the flow showed its listing: ${JSON.stringify(inside.text)}`);
+        assert.equal(inside.fields, 0, `on ${what}: the refusal has no form: ${JSON.stringify(inside)}`);
+        assert.ok(!frame.url().includes(token), `on ${what}: the flow's address still holds the token`);
+        if (host === hostB) await snap(p, 'third-origin-shows-nothing');
+
+        // A page that claims the website's origin for its frame is refused by frame-ancestors.
+        const spoofSrc = `${GABLE}/embed/rental-application?${new URLSearchParams({ origin: hostA.origin, frame: 'spoof' })}#${new URLSearchParams({ token })}`;
+        await p.evaluate((src) => {
+          const f = document.createElement('iframe');
+          f.id = 'spoof';
+          f.src = src;
+          document.body.append(f);
+        }, spoofSrc);
+        await p.waitForTimeout(2000);
+        const spoof = await (await p.locator('#spoof').elementHandle()).contentFrame();
+        const spoofInside = spoof ? await spoof.evaluate(() => (document.querySelector('#gable-flow') ? document.body.innerText : null)).catch(() => null) : null;
+        assert.equal(spoofInside, null, `on ${what}: a frame claiming the website's origin rendered: ${JSON.stringify(spoofInside)}`);
         assert.ok(
           messages.some((m) => /frame-ancestors/.test(m)),
           `on ${what}: Chromium should report the frame refused by frame-ancestors; console: ${JSON.stringify(messages)}`,
         );
-        if (host === hostB) await snap(p, 'third-origin-shows-nothing');
+
         // The flow's own call from that page: no CORS, so the page can read nothing.
         const call = await p.evaluate(
           async ({ url, token }) => {
@@ -963,7 +1011,7 @@ describe(`Gable embeddable flows in Chromium (${BACKEND})`, { concurrency: false
     assert.equal((await eventsFor(page, token)).filter((e) => e.type === 'completed').length, 0, 'a message from the host page itself must not become gable:completed');
   });
 
-  flowStep('E8. an expired token ends in gable:error token_expired, an unknown one in unauthenticated; the flow says so', async () => {
+  flowStep('E8. an expired token ends in gable:error token_expired, an unknown or revoked one in unauthenticated; the flow says so', async () => {
     // Unknown token.
     const unknown = `gft_${randomBytes(32).toString('hex').slice(0, 43)}`;
     await page.goto(`${hostA.origin}${hostPage([{ flow: 'payment', token: unknown }])}`);
@@ -993,6 +1041,28 @@ describe(`Gable embeddable flows in Chromium (${BACKEND})`, { concurrency: false
     assert.equal((await eventsFor(page, token)).filter((e) => e.type === 'ready' || e.type === 'completed').length, 0, 'an expired flow is neither ready nor completed');
     await axe(await frameOf(page, token), 'error view (expired token)');
     await snap(page, 'error-expired-token');
+
+    // Revoked while the flow is open: the next write is refused and ends the flow.
+    const revokedInvoice = await openInvoice('25.00', 'Revoked token check');
+    const revoked = await flowToken('payment', { invoice_id: revokedInvoice });
+    const m = await mount(page, 'payment', revoked, 'the payment flow (to be revoked)');
+    const tokenRecord = (await get(`flow-tokens?filter[invoice_id]=${revokedInvoice}`, 'the flow token'))[0];
+    const r = await act('flow-tokens', tokenRecord.id, 'revoke');
+    assert.equal(r.status, 'revoked');
+    await m.fl.getByRole('group', { name: 'Test scenario' }).getByRole('radio', { name: 'Succeeds', exact: true }).check();
+    await m.fl.getByRole('button', { name: /^Pay / }).click();
+    const e3 = await waitEvent(page, revoked, 'error', 'paying with a revoked token');
+    assert.equal(e3.detail.code, 'unauthenticated', `a revoked token: ${JSON.stringify(e3.detail)}`);
+    assert.match(e3.detail.message, /revoked/);
+    await visible(page, revoked, m.fl.getByRole('alert').filter({ hasText: 'This form has been closed' }), 'the refusal of a revoked token');
+    assert.equal((await get(`payments?filter[invoice_id]=${revokedInvoice}`, 'the payments of the invoice')).length, 0, 'a revoked token pays nothing');
+    assert.equal((await get(`invoices/${revokedInvoice}`, 'the invoice')).status, 'open');
+    await snap(page, 'error-revoked-token');
+    // Reloaded: the flow is not shown at all.
+    await page.goto(`${hostA.origin}${hostPage([{ flow: 'payment', token: revoked }])}`);
+    const e4 = await waitEvent(page, revoked, 'error', 'a revoked token reloaded');
+    assert.equal(e4.detail.code, 'unauthenticated');
+    assert.equal(await flowOf(page, revoked).getByRole('button', { name: /^Pay/ }).count(), 0, 'a revoked token shows no Pay button');
     assertAccessible('the error views');
   });
 

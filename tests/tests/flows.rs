@@ -463,12 +463,20 @@ async fn pages_are_framed_by_their_origin_only(app: &TestApp) {
     let token = s.token(app, "payment", ("invoice_id", &s.invoice)).await;
     let page = |livemode: bool, path: String| async move { app.raw(app.client.get(format!("{}{path}", app.base(livemode)))).await };
 
-    let r = page(false, format!("/embed/payment?token={token}&origin=https%3A%2F%2Fevil.example&frame=f1")).await;
+    // The loader names its host page's origin; the token travels in the fragment, which
+    // the server never sees (the flow checks the token's origin against the page's).
+    let r = page(false, "/embed/payment?origin=https%3A%2F%2Fwww.example.com&frame=f1".into()).await;
     assert_eq!(r.status, 200, "{}", r.text);
     let h = |name: &str| r.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     let csp = h("content-security-policy");
-    assert!(csp.contains(&format!("frame-ancestors {ORIGIN}")), "the token's origin, not the claimed one: {csp}");
-    assert!(!csp.contains("evil"), "{csp}");
+    assert!(csp.contains(&format!("frame-ancestors {ORIGIN}")), "the host page's origin: {csp}");
+    // A token in the query (an old loader's) is not read: the same page, the claimed origin.
+    let with_token = page(false, format!("/embed/payment?token={token}&origin=https%3A%2F%2Fwww.example.com&frame=f1")).await;
+    assert_eq!(with_token.text, r.text);
+    assert_eq!(with_token.headers["content-security-policy"], r.headers["content-security-policy"]);
+    let evil = page(false, format!("/embed/payment?token={token}&origin=https%3A%2F%2Fevil.example&frame=f1")).await;
+    let evil_csp = evil.headers["content-security-policy"].to_str().unwrap().to_string();
+    assert!(evil_csp.ends_with("frame-ancestors https://evil.example") && !evil_csp.contains(ORIGIN), "{evil_csp}");
     for part in
         ["default-src 'none'", "script-src 'self' 'wasm-unsafe-eval'", "connect-src 'self'", "base-uri 'none'", "form-action 'none'"]
     {
@@ -480,10 +488,10 @@ async fn pages_are_framed_by_their_origin_only(app: &TestApp) {
     assert!(r.text.contains(r#"<meta name="gable:flow" content="payment">"#), "{}", r.text);
     assert!(r.text.contains(&format!(r#"<meta name="gable:parent-origin" content="{ORIGIN}">"#)));
     assert!(r.text.contains(r#"<meta name="gable:frame" content="f1">"#));
-    assert!(!r.text.contains("<script>") && !r.text.contains(&token), "no inline script, and the token stays in the address");
+    assert!(!r.text.contains("<script>") && !with_token.text.contains(&token), "no inline script, and the page never copies a token");
 
-    // An unknown token's page may be framed by the origin the loader claims (to show the
-    // error there); with no usable origin, by nobody.
+    // Whatever the token, the page may be framed by the origin the loader claims (to show
+    // the flow, or its error, there); with no usable origin, by nobody.
     let r = page(false, "/embed/booking?token=gft_nope&origin=http%3A%2F%2F127.0.0.1%3A5173&frame=x".into()).await;
     assert!(r.headers["content-security-policy"].to_str().unwrap().contains("frame-ancestors http://127.0.0.1:5173"));
     let r = page(false, "/embed/booking?token=gft_nope&origin=javascript%3Aalert(1)".into()).await;

@@ -1,6 +1,7 @@
 //! What a website embeds (`docs/embed.md`): the loader `GET /embed.js`, each flow's page
-//! `GET /embed/{flow}` (framable only by its token's origin), and the flows' WebAssembly
-//! bundle `GET /embed/assets/{version}/{file}`, on both listeners.
+//! `GET /embed/{flow}` (framable only by its host page's origin, which the flow checks is
+//! its token's), and the flows' WebAssembly bundle `GET /embed/assets/{version}/{file}`,
+//! on both listeners.
 //!
 //! The bundle is built by `embed/build.sh` into `{site root}/embed/` and read into memory
 //! at start-up; its version is a hash of its files, so its URLs can be cached forever.
@@ -132,27 +133,20 @@ async fn asset(State(st): State<ApiState>, Path((version, file)): Path<(String, 
     }
 }
 
-/// The page of one flow: a static shell that starts the WebAssembly, which reads the
-/// token from the page's address and the rest from the `<meta>` tags.
+/// The page of one flow: a static shell that starts the WebAssembly, which takes the
+/// token from the address's fragment (never sent to a server, so no proxy or CDN logs it)
+/// and the rest from the `<meta>` tags.
+///
+/// The page is framable by the origin the loader says its host page is on (`origin`), and
+/// nothing here depends on the token: the flow compares that origin with its token's once
+/// `GET /v1/flow` answers, and shows nothing when they differ. `frame-ancestors` makes the
+/// claim true: a page on any other origin cannot frame this one at all.
 async fn page(State(st): State<ApiState>, Path(flow): Path<String>, RawQuery(raw): RawQuery) -> Response {
     let Some(flow) = Flow::parse(&flow) else {
         return (StatusCode::NOT_FOUND, [(header::CACHE_CONTROL, "no-store")], "there is no such flow").into_response();
     };
     let q: HashMap<String, String> = raw.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default();
-    // The page may be framed by the token's origin; with a token Gable does not know,
-    // by the origin the loader says it is on, to show the error there (and nothing else).
-    let token_origin = match q.get("token").filter(|t| t.starts_with(flows::TOKEN_PREFIX) && t.len() <= 200) {
-        Some(t) => match st.app.store.find_flow_token(t, st.app.ops.clock().now()).await {
-            Ok(found) => found.and_then(|f| f.record.get("origin").as_str().map(str::to_string)),
-            Err(e) => {
-                tracing::warn!(error = %e, "could not look a flow token up for its page");
-                None
-            }
-        },
-        None => None,
-    };
-    let claimed = q.get("origin").filter(|o| flows::is_origin(o)).cloned();
-    let parent = token_origin.or(claimed);
+    let parent = q.get("origin").filter(|o| flows::is_origin(o)).cloned();
     let frame: String = q
         .get("frame")
         .map(|f| f.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(64).collect())
