@@ -20,6 +20,7 @@
 
 mod console;
 mod environments;
+mod flows;
 mod oauth;
 mod privileges;
 mod scopes;
