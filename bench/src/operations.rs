@@ -8,7 +8,7 @@
 //! the `payment.reversed` event and the reversing entry with its lines.
 //! Prints `create_rps create_p50 create_p99 reverse_rps reverse_p50 reverse_p99`
 //! (latencies in ms) for `bench/writes`. With `payments` as a fifth argument the clients
-//! only create test payments (issue 10's benchmark: idempotent `POST /payments`, a fresh
+//! only create test payments (the test-payment benchmark of `docs/benchmarks.md`: idempotent `POST /payments`, a fresh
 //! key each) and it prints `rps p50 p99`.
 //!
 //!     operations <sandbox base URL> <key> <seconds> <clients> [payments]

@@ -496,7 +496,7 @@ mod tests {
     #[test]
     fn rate_limits_come_from_each_layer() {
         let limits = |c: Config| (c.rate_limit_live, c.rate_limit_test);
-        assert_eq!(limits(resolve(&["serve"], None, &[]).unwrap()), (100, 25), "DESIGN.md §9's defaults");
+        assert_eq!(limits(resolve(&["serve"], None, &[]).unwrap()), (100, 25), "the documented defaults");
         let file = "rate_limit_live = 500\nrate_limit_test = 50";
         assert_eq!(limits(resolve(&["serve"], Some(file), &[]).unwrap()), (500, 50));
         let env = [("GABLE_RATE_LIMIT_TEST", "0")];

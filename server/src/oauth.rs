@@ -1,4 +1,4 @@
-//! The OAuth 2.1 authorization server's token side (issue 12, `docs/oauth.md`): client
+//! The OAuth 2.1 authorization server's token side (`docs/oauth.md`): client
 //! authentication, the authorization-code exchange with PKCE, rotating refresh tokens
 //! with reuse detection, revocation (RFC 7009), introspection (RFC 7662), and what an
 //! access token lets its bearer do. No HTTP here: `http::oauth` maps [`TokenError`] to

@@ -1,4 +1,4 @@
-// Browser tests of the four embeddable flows (issue 11, docs/embed.md): a website on another
+// Browser tests of the four embeddable flows (docs/embed.md): a website on another
 // origin (a tiny Node server on 127.0.0.1) embeds each flow with the README's two lines and
 // a fresh flow token, and a real headless Chromium (Debian's, driven by playwright-core)
 // completes it the way a visitor would; the records and events it made are checked through

@@ -4,7 +4,7 @@
     validate.py FILE [--server-url URL] [--label NAME]
 
 1. `openapi-spec-validator` (PyPI) validates FILE as an OpenAPI 3.1 document.
-2. Plain-Python checks of what Gable promises (DESIGN.md §3–§5, §9): the 38 collections
+2. Plain-Python checks of what Gable promises (`docs/api.md`): the 38 collections
    (written out here, not read from the code), unique operationIds, closed write schemas,
    resolvable `$ref`s, per-operation scopes, the public description endpoint, and nothing
    Gable does not do yet (no OAuth scheme, no 429).
@@ -19,7 +19,7 @@ import json
 import re
 import sys
 
-# DESIGN.md §3: the 36 collections of the service description, plus the two Gable adds.
+# docs/api.md, "Records" and "Writes": the 36 collections of the service description, plus the two Gable adds.
 COLLECTIONS = [
     "organizations", "companies", "users", "roles", "owners", "properties", "buildings",
     "units", "rooms", "beds", "listings", "leads", "viewings", "applications", "screening",
@@ -28,9 +28,9 @@ COLLECTIONS = [
     "vendors", "purchase-orders", "documents", "tasks", "messages", "events", "reports",
     "webhooks", "webhook-deliveries", "flow-tokens",
 ]
-# DESIGN.md §3: written by Gable only (405 on writes), so no POST is described.
+# docs/api.md, "Records" and "Writes": written by Gable only (405 on writes), so no POST is described.
 READ_ONLY = {"events", "webhook-deliveries"}
-# DESIGN.md §3: financial records are never deleted; journal entries never change.
+# docs/api.md, "Records" and "Writes": financial records are never deleted; journal entries never change.
 NEVER_DELETED = {"payments", "refunds", "accounting-entries", "events", "webhook-deliveries"}
 # Issue 9: the webhook commands beyond the collections' own operations, written out here:
 # path -> (operationId, success status, extra error statuses). All need `webhooks:write`,
@@ -48,7 +48,7 @@ SANDBOX_CLOCK = {
     "/v1/sandbox/clock/advance": ("post", "advance_sandbox_clock",
                                   {"200", "400", "401", "403", "404", "413", "415", "500"}),
 }
-# What a receiver needs to verify a delivery (issue 9 §2, §7, §9), in the API description.
+# What a receiver needs to verify a delivery (docs/api.md, "Webhooks"), in the API description.
 SIGNATURE_TERMS = ("Gable-Event-Id", "Gable-Timestamp", "Gable-Signature", "v1=", "HMAC-SHA256",
                    "<Gable-Timestamp>.<raw body>", "300 s", "24 h", "created_at", "410",
                    "5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h")
@@ -151,7 +151,7 @@ def gable_checks(doc: dict, raw_size: int, server_url: str | None, c: Checks) ->
     if c.check(desc is not None, "GET /v1/openapi.json is not described"):
         c.check(desc.get("security") == [], "GET /v1/openapi.json must be public (security: [])")
 
-    # Every collection: list and retrieve; writes as DESIGN.md says.
+    # Every collection: list and retrieve; writes as docs/api.md ("Writes") says.
     for name in COLLECTIONS:
         item = paths.get(f"/v1/{name}")
         if not c.check(item is not None and "get" in item, f"collection {name}: no GET /v1/{name}"):

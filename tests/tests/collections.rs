@@ -1,4 +1,4 @@
-//! Every collection: create, read, list, update, delete as DESIGN.md §3 says, and the
+//! Every collection: create, read, list, update, delete as `docs/api.md` ("Records", "Writes") says, and the
 //! isolation of tenants and environments for every one of them.
 
 use gable::domain::collections::COLLECTIONS;

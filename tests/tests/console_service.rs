@@ -548,7 +548,7 @@ async fn operators_create_users_with_the_default_roles(app: &TestApp) {
 }
 both!(operators_create_users_with_the_default_roles);
 
-/// "OAuth apps" and "Connected apps" (issue 12): owners and admins register, edit, rotate
+/// "OAuth apps" and "Connected apps": owners and admins register, edit, rotate
 /// and delete their tenant's apps; users see and revoke the authorizations they gave
 /// (managers: everyone's); deleting an app revokes what it holds.
 async fn oauth_apps_and_connected_apps(app: &TestApp) {

@@ -1,4 +1,4 @@
-//! The embeddable flows' server side (issue 11, `docs/embed.md`): flow tokens bound to
+//! The embeddable flows' server side (`docs/embed.md`): flow tokens bound to
 //! one flow and subject, the flow API each flow's page calls (and nothing else a token
 //! can reach), the records and events each flow makes through the same operations as the
 //! API, and the pages and loader a website embeds. The flows in a real browser are

@@ -1,4 +1,4 @@
-//! The two funnels of issue 4, end to end through the API: a long-term lease from
+//! The two funnels (`docs/workflows.md`), end to end through the API: a long-term lease from
 //! listing to move-out, and a short stay from booking to check-out. Each produces
 //! exactly the documented events, in order, and a balanced ledger.
 

@@ -1,4 +1,4 @@
-//! Idempotency-Key on every POST (issue 10 point 2; IETF Idempotency-Key draft): the same
+//! Idempotency-Key on every POST (IETF Idempotency-Key draft): the same
 //! key and request replays the stored answer with `Idempotent-Replayed: true`; the same
 //! key while its request runs is `409 idempotency_key_in_use`; with another request it is
 //! `422 idempotency_key_reused`; refusals are stored too; keys are per tenant,

@@ -1,4 +1,4 @@
-//! API keys: scopes on every operation, property constraints (DESIGN.md §5).
+//! API keys: scopes on every operation, property constraints (`docs/api.md`, "Credentials").
 
 use gable_tests::{both, world, TestApp};
 use serde_json::json;

@@ -1,4 +1,4 @@
-//! Lists as DESIGN.md §4: limits, keyset cursors, multi-key sorts, filters, fields.
+//! Lists as `docs/api.md`, "Lists": limits, keyset cursors, multi-key sorts, filters, fields.
 
 use std::cmp::Ordering;
 use std::collections::HashSet;

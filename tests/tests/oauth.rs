@@ -1,4 +1,4 @@
-//! OAuth 2.1's token side (issue 12, `docs/oauth.md`): the code exchange with PKCE,
+//! OAuth 2.1's token side (`docs/oauth.md`): the code exchange with PKCE,
 //! client authentication, rotating refresh tokens with reuse detection, revocation,
 //! introspection, metadata, and what an access token may do on the API.
 //!

@@ -1,5 +1,5 @@
 //! The authorization endpoint and its consent page over HTTP with a console session
-//! (issue 12, `docs/oauth.md`): signed-out users are sent to sign in and back, a bad
+//! (`docs/oauth.md`): signed-out users are sent to sign in and back, a bad
 //! request is shown on Gable's page and never redirected, PKCE S256 is
 //! mandatory, a user grants no more than their role holds, and the redirect carries
 //! `code`, `state` and `iss` (RFC 9207). The code then works at the token endpoint.

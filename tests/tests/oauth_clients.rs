@@ -1,4 +1,4 @@
-//! Real OAuth clients against Gable's authorization server (issue 12): the `oauth2` crate
+//! Real OAuth clients against Gable's authorization server: the `oauth2` crate
 //! and Python's `authlib` each complete the authorization-code flow with PKCE — a console
 //! user signed in (by HTTP, with the session cookie) grants the app on the consent page —
 //! then call the API within the granted scope, refresh, and are revoked.

@@ -1,4 +1,4 @@
-//! Operations inside a caller's transaction (issue 8 point 7): what a caller writes
+//! Operations inside a caller's transaction: what a caller writes
 //! beside an operation through `Work::tx` commits or rolls back together with it, so a
 //! stored idempotent response can never exist without its write, or the reverse.
 

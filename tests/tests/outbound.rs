@@ -1,4 +1,4 @@
-//! The SSRF-safe outbound client against a real local receiver (issue 9, point 3): refused
+//! The SSRF-safe outbound client against a real local receiver: refused
 //! with the allow-list empty, delivered with 127.0.0.0/8 allowed, redirects not followed,
 //! a total timeout, and only an excerpt of a huge body read. No database is involved.
 

@@ -1,4 +1,4 @@
-//! Protocol details (issue 8 point 5): a 405 names what its path does allow, and money is
+//! Protocol details: a 405 names what its path does allow, and money is
 //! read and written exactly, never through a float.
 
 use gable_tests::{both, TestApp};

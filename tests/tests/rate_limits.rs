@@ -1,4 +1,4 @@
-//! Rate limits per credential (DESIGN.md §9, issue 10 point 3): every authenticated `/v1`
+//! Rate limits per credential (`docs/api.md`, "Rate limits"): every authenticated `/v1`
 //! response carries `RateLimit-Policy` and `RateLimit` (IETF draft, structured fields);
 //! over the limit a request is `429 rate_limited` with a `Retry-After` that holds (a
 //! request sent that many seconds later is allowed), it changes nothing, and another key
@@ -75,7 +75,7 @@ async fn every_authenticated_response_carries_the_fields(app: &TestApp) {
     let t = app.tenant("A").await;
     let test_q = DEFAULT_RATE_LIMIT_TEST;
     let live_q = DEFAULT_RATE_LIMIT_LIVE;
-    assert_eq!((live_q, test_q), (100, 25), "DESIGN.md §9's defaults");
+    assert_eq!((live_q, test_q), (100, 25), "the documented defaults");
 
     // A fresh key starts with its full quota: this request leaves all but one.
     let ok = app.call(&t.test_key, "GET", "/v1/properties", None).await;

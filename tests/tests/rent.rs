@@ -1,4 +1,4 @@
-//! Recurring rent (issue 10 point 4): an active lease bills its rent for each period from
+//! Recurring rent: an active lease bills its rent for each period from
 //! its start date on its rent day, once each, as a charge and an open invoice with their
 //! ledger entries; `rent.due` fires for each on its due date; the lease ends after its
 //! last day. A year of a lease, one scheduler round per day, with the clock.

@@ -1,4 +1,4 @@
-//! Test payments in the sandbox (issue 10 point 1, `createTestPayment`): each scenario's
+//! Test payments in the sandbox (`createTestPayment`): each scenario's
 //! status, events, ledger entries and invoice effects; every malformed header and body
 //! refused with the field named and nothing written; `scenario` refused in live mode.
 

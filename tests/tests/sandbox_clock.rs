@@ -1,4 +1,4 @@
-//! The sandbox clock (issue 10 point 5): `GET /v1/sandbox/clock` and
+//! The sandbox clock: `GET /v1/sandbox/clock` and
 //! `POST /v1/sandbox/clock/advance` on the sandbox listener only, per tenant, forward
 //! only; advancing runs what time causes in the sandbox, in order, each scheduled event
 //! exactly once, and the sandbox's records and events carry the sandbox's time. Live

@@ -1,4 +1,4 @@
-//! Sandbox reset and the demo portfolio (issue 10 point 6): a reset deletes a tenant's
+//! Sandbox reset and the demo portfolio: a reset deletes a tenant's
 //! sandbox data and clock, never live data, never keys, never another tenant's; the demo
 //! portfolio, made through the operations, gives a first call data and a first test
 //! payment an invoice to pay.

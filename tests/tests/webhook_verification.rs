@@ -1,4 +1,4 @@
-//! Webhook signatures checked by a second, independent implementation (issue 9, point 7),
+//! Webhook signatures checked by a second, independent implementation,
 //! on SQLite and PostgreSQL. `tests/webhooks/receiver.py`, written in Python from the
 //! header contract alone, verifies what Gable really sends (before and after a secret
 //! rotation) and refuses tampering, a wrong secret and stale timestamps; and the receiver

@@ -1,4 +1,4 @@
-//! Webhooks end to end (issue 9), on SQLite and PostgreSQL, against a real receiver:
+//! Webhooks end to end, on SQLite and PostgreSQL, against a real receiver:
 //! subscriptions with sealed secrets, signed deliveries, the register, retries on the
 //! injectable clock, 410 and redirects, rotation, replays, recovery and test sends.
 

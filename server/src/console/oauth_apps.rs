@@ -1,4 +1,4 @@
-//! The console's "OAuth apps" (the apps a tenant registers, DESIGN.md §5) and "Connected
+//! The console's "OAuth apps" (the apps a tenant registers, `docs/api.md`, "Credentials") and "Connected
 //! apps" (the authorizations its users gave): `docs/oauth.md`. Apps are registered for the
 //! environment the console shows; their secrets are shown once and kept as SHA-256.
 

@@ -1,7 +1,7 @@
 //! Service accounts and their API keys.
 //!
 //! Every statement carries the signed-in user's tenant: an id of another tenant's
-//! account or key is `NotFound`, never `Forbidden` (DESIGN.md §1).
+//! account or key is `NotFound`, never `Forbidden` (`docs/api.md`, "Records").
 
 use gable_app::service::{ApiKeyView, ConsoleError, CreatedKey, Me, NewKey, ServiceAccount};
 use uuid::Uuid;

@@ -1,4 +1,4 @@
-//! The 23 event contracts (DESIGN.md §6): each type, the kind of record its
+//! The 23 event contracts (`docs/workflows.md`, "Events"): each type, the kind of record its
 //! `data.object` is, and the one operation that emits it. `emitted_by_create` and
 //! `emitted_by_action` are the only places that decide which operation emits what.
 

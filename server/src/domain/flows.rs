@@ -1,4 +1,4 @@
-//! The four embeddable flows (DESIGN.md §8, `docs/embed.md`): what each serves, what its
+//! The four embeddable flows (`docs/embed.md`): what each serves, what its
 //! token may do, and the small rules they share. Plain Rust: no HTTP, no SQL.
 
 use chrono::{DateTime, NaiveDate, Utc};

@@ -1,5 +1,5 @@
 //! List requests: limit, cursor, sort, filters and sparse fieldsets, parsed from the
-//! query string into a typed plan (DESIGN.md §4). No HTTP and no SQL here.
+//! query string into a typed plan (`docs/api.md`, "Lists"). No HTTP and no SQL here.
 
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};

@@ -1,4 +1,4 @@
-//! OAuth 2.1 for third-party apps (DESIGN.md §5, issue 12): the rules of the
+//! OAuth 2.1 for third-party apps (`docs/oauth.md`): the rules of the
 //! authorization server that need no HTTP and no SQL — PKCE (RFC 7636, S256 only),
 //! redirect URIs (exact match; https, or http on loopback), scope requests and what a
 //! user's role lets them grant, and the lifetimes and prefixes of what it issues.

@@ -1,4 +1,4 @@
-//! Webhook rules, plain Rust (DESIGN.md §7): which events a subscription takes, the
+//! Webhook rules, plain Rust (`docs/api.md`, "Webhooks"): which events a subscription takes, the
 //! signing secret and signature, the retry schedule and when a failing subscription is
 //! disabled. The delivery worker (`jobs::deliveries`) and the operations on webhooks
 //! (`ops::behaviour::webhooks`) apply them.

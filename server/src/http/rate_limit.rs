@@ -1,4 +1,4 @@
-//! Rate limits per credential on the `/v1` API (DESIGN.md §9): GCRA limiters (`governor`)
+//! Rate limits per credential on the `/v1` API (`docs/api.md`, "Rate limits"): GCRA limiters (`governor`)
 //! keyed by the credential's id, one per environment, in memory, per process.
 //!
 //! [`layer`] runs right after the credential layer (`http::auth::layer`), so only

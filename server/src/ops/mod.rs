@@ -73,7 +73,7 @@ impl Actor {
     }
 
     /// Refuses unless the actor holds every one of `wanted` itself: no credential grants
-    /// what it does not hold (DESIGN.md §5). `what` names the thing that would grant them.
+    /// what it does not hold (`docs/api.md`, "Who may grant what"). `what` names the thing that would grant them.
     pub fn require_all(&self, wanted: &[String], what: &str) -> Result<()> {
         match scopes::missing(&self.grants, wanted) {
             None => Ok(()),

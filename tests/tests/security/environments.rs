@@ -1,4 +1,4 @@
-//! Live mode is live (issue 8 point 3): rules that differ by environment are checked
+//! Live mode is live: rules that differ by environment are checked
 //! with the environment known. Webhook URLs and flow origins use https in live mode
 //! (the sandbox also takes http); `scenario` is required in the sandbox, where a test
 //! payment's outcome runs at once, and refused in live mode; a live payment records money

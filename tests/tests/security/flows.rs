@@ -1,4 +1,4 @@
-//! Flow tokens are bounded by their creator (issue 19, point 5). A flow token hands a web
+//! Flow tokens are bounded by their creator. A flow token hands a web
 //! page what its flow reads and writes, so only a credential that may do all of that
 //! itself can mint one: `flow-tokens:write` alone must not make a `tenant-portal` token
 //! that reads a lease's residents, invoices and payments, nor a `payment` token that pays.

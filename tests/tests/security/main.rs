@@ -11,12 +11,12 @@
 //! - `sessions`: the console's cookie, cross-site posts, and throttling by the right
 //!   client address behind a proxy (first review).
 //! - `flows`: flow tokens are bounded by their creator, revocable, and never in a URL's
-//!   query string (issue 19, point 5).
+//!   query string (second review).
 //! - `oauth`: an app's access follows its user's role; no open redirect; connected apps
-//!   revoked whole (issue 19, points 1, 2, 6).
-//! - `scopes`: a scope reads only what it names: webhooks and events (issue 19, point 3).
-//! - `console`: the console shows each staff member what their role may read (issue 19,
-//!   point 4).
+//!   revoked whole (second review).
+//! - `scopes`: a scope reads only what it names: webhooks and events (second review).
+//! - `console`: the console shows each staff member what their role may read (second
+//!   review).
 
 mod console;
 mod environments;

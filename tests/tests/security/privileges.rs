@@ -1,4 +1,4 @@
-//! No credential grants what it does not hold (DESIGN.md §5, issue 8 point 1). Console
+//! No credential grants what it does not hold (`docs/api.md`, "Who may grant what"). Console
 //! authority comes from the live `roles` and `users` records, so a key with only
 //! `roles:write` or `users:write` must not be able to make anyone an owner: creating or
 //! changing a role, assigning one, or changing the role or status of a user whose role

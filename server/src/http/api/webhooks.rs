@@ -1,5 +1,5 @@
 //! The webhook endpoints beyond the collection's own: rotating a secret, test sends,
-//! recovery after an outage, and replays (DESIGN.md §7). Each is one operation, like
+//! recovery after an outage, and replays (`docs/api.md`, "Webhooks"). Each is one operation, like
 //! every write (`ops::behaviour::webhooks`).
 
 use axum::extract::{Path, Request, State};

@@ -1,4 +1,4 @@
-//! Flow tokens for the embeddable flows (DESIGN.md §8): random, shown once by the create
+//! Flow tokens for the embeddable flows (`docs/embed.md`): random, shown once by the create
 //! response, kept only as a hash, expiring after 30 minutes, and bound to one flow and
 //! the one subject that flow serves (`domain::flows`). Minting needs the scopes the flow
 //! exercises (`Flow::scopes`); a token is revoked by its `revoke` action, which the flow

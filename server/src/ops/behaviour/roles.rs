@@ -1,6 +1,6 @@
 //! Roles: named sets of permissions (scopes) that console users act with. No credential
 //! creates, changes or deletes a role carrying permissions it does not hold itself, so
-//! `roles:write` alone cannot mint an owner (DESIGN.md §5).
+//! `roles:write` alone cannot mint an owner (`docs/api.md`, "Who may grant what").
 
 use async_trait::async_trait;
 

@@ -1,7 +1,7 @@
 //! Users: the console's staff. A user acts with their role's permissions, so assigning a
 //! role grants them: no credential assigns a role carrying permissions it does not hold,
 //! nor changes the role or status of, or deletes, a user whose role carries such
-//! permissions. Making someone a manager (a `*` role) thus needs `*` (DESIGN.md §5).
+//! permissions. Making someone a manager (a `*` role) thus needs `*` (`docs/api.md`, "Who may grant what").
 
 use async_trait::async_trait;
 use uuid::Uuid;
@@ -52,7 +52,7 @@ impl Behaviour for Users {
     }
 }
 
-/// A user who is disabled or deleted leaves no app acting for them (issue 12), for good:
+/// A user who is disabled or deleted leaves no app acting for them, for good:
 /// revoked in the transaction of the change, so the change and the revocation commit or
 /// fail together, and enabling the user again revives nothing.
 async fn revoke_apps(w: &mut Work, user: &Record) -> Result<()> {

@@ -1,4 +1,4 @@
-//! Webhook subscriptions and their delivery register (DESIGN.md §7).
+//! Webhook subscriptions and their delivery register (`docs/api.md`, "Webhooks").
 //!
 //! A subscription takes event types that exist (or `*`), at a URL the SSRF guard allows
 //! (checked here when set, and again before every attempt by the worker). Its signing

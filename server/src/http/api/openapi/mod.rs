@@ -1,5 +1,5 @@
 //! The OpenAPI 3.1 description of the `/v1` API, generated from the collection registry
-//! (DESIGN.md §3–§5, §9) and served, without credentials, at `GET /v1/openapi.json` on both
+//! (`docs/api.md`) and served, without credentials, at `GET /v1/openapi.json` on both
 //! listeners.
 //!
 //! Nothing here is written per collection: every path, parameter and schema comes from
