@@ -16,10 +16,11 @@ SHELL := /bin/bash
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 ARGS ?=
 
-.PHONY: help install-tools install-runtime-tools build release run test ci lint audit bench bench-writes bench-webhooks bench-payments lint-scripts
+.PHONY: help install install-tools install-runtime-tools build release run test ci lint audit bench bench-writes bench-webhooks bench-payments lint-scripts
 
 help:
 	@echo "make run [ARGS=...]   install runtime tools, cargo leptos build --release, run target/release/gable serve ARGS"
+	@echo "make install          make release, then copy target/release/gable to ~/.cargo/bin (on the PATH)"
 	@echo "make test             .ci/test: tools, PostgreSQL, lint, cargo leptos build, nextest, browser tests, OpenAPI validation"
 	@echo "make lint             .ci/lint: cargo fmt --check, cargo clippy -D warnings (workspace + WASM frontend)"
 	@echo "make audit            .ci/supply-chain: cargo deny (licenses, bans, sources, advisories), npm audit of the lockfiles"
@@ -51,6 +52,14 @@ release: install-runtime-tools
 	source .ci/env
 	cargo leptos build --release
 	bash embed/build.sh
+
+# The release build on the PATH: rustup puts ~/.cargo/bin there. Run `gable serve` from
+# the repository root (the console's files are in target/site) or pass --site-root.
+install: release
+	cd "$(ROOT)"
+	bin="$${CARGO_HOME:-$$HOME/.cargo}/bin"
+	install -D -m 0755 target/release/gable "$$bin/gable"
+	echo "installed $$bin/gable"
 
 run: release
 	cd "$(ROOT)"
