@@ -1,4 +1,4 @@
-//! No event is lost to a crash (issue 9): the real `gable serve` is killed with SIGKILL
+//! No event is lost to a crash: the real `gable serve` is killed with SIGKILL
 //! in the middle of a burst of 1,000 events, restarted on the same database, and every
 //! event that exists reaches the receiver (at least once), on SQLite and PostgreSQL.
 
