@@ -5,6 +5,7 @@
 use serde_json::{Map, Value as Json};
 
 use super::list::{lookup, Filter, ListQuery};
+use super::registry::Collection;
 use super::scopes::{self, Access};
 
 /// What causes an event.
@@ -118,10 +119,11 @@ pub fn readable_types(grants: &[String]) -> Option<Vec<&'static str>> {
     (readable.len() < EVENT_TYPES.len()).then_some(readable)
 }
 
-/// Narrows a list of events to the types `grants` may read; false when that is none.
-pub fn narrow_list(q: &mut ListQuery, grants: &[String]) -> bool {
+/// Narrows a list of `events` (the collection, `c`) to the types `grants` may read;
+/// false when that is none.
+pub fn narrow_list(c: &Collection, q: &mut ListQuery, grants: &[String]) -> bool {
     let Some(types) = readable_types(grants) else { return true };
-    let Some(field) = lookup(super::collections::collection("events").expect("events is a collection"), "type") else { return false };
+    let Some(field) = lookup(c, "type") else { return false };
     q.filters.push(Filter::one_of(field, &types));
     !types.is_empty()
 }
@@ -203,10 +205,11 @@ mod tests {
         assert_eq!(readable_types(&s(&["events:read"])), Some(vec![]));
         let payments = readable_types(&s(&["events:read", "payments:read"])).unwrap();
         assert_eq!(payments, vec!["payment.succeeded", "payment.failed", "payment.reversed"]);
-        let mut q = ListQuery::parse(collection("events").unwrap(), &[]).unwrap();
-        assert!(!narrow_list(&mut q, &s(&["events:read"])), "nothing readable");
-        let mut q = ListQuery::parse(collection("events").unwrap(), &[]).unwrap();
-        assert!(narrow_list(&mut q, &s(&["events:read", "payments:read"])));
+        let events = collection("events").unwrap();
+        let mut q = ListQuery::parse(events, &[]).unwrap();
+        assert!(!narrow_list(events, &mut q, &s(&["events:read"])), "nothing readable");
+        let mut q = ListQuery::parse(events, &[]).unwrap();
+        assert!(narrow_list(events, &mut q, &s(&["events:read", "payments:read"])));
         assert_eq!(q.filters.len(), 1);
     }
 

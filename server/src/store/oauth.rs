@@ -160,6 +160,15 @@ pub struct GrantRow {
     pub last_used_at: Option<DateTime<Utc>>,
 }
 
+/// The join condition of a live tenant record (`users`, `roles`) named by `from.column`,
+/// in `from`'s tenant: users and roles are live records whatever the grant's environment.
+fn live_record(table: &str, from: &str, column: &str) -> sea_query::SimpleExpr {
+    tc(table, "tenant_id")
+        .equals((a(from), a("tenant_id")))
+        .and(tc(table, "livemode").eq(true))
+        .and(tc(table, "id").equals((a(from), a(column))))
+}
+
 /// A select of `table` joined to its grant, the grant's columns as `g_*`.
 fn with_grant(table: &str) -> sea_query::SelectStatement {
     let mut q = Query::select();
@@ -172,20 +181,8 @@ fn with_grant(table: &str) -> sea_query::SelectStatement {
     // at the next request).
     q.expr_as(tc("users", "status"), a("g_user_status"))
         .expr_as(tc("roles", "permissions"), a("g_role_permissions"))
-        .left_join(
-            a("users"),
-            tc("users", "tenant_id")
-                .equals((a("oauth_grants"), a("tenant_id")))
-                .and(tc("users", "livemode").eq(true))
-                .and(tc("users", "id").equals((a("oauth_grants"), a("user_id")))),
-        )
-        .left_join(
-            a("roles"),
-            tc("roles", "tenant_id")
-                .equals((a("users"), a("tenant_id")))
-                .and(tc("roles", "livemode").eq(true))
-                .and(tc("roles", "id").equals((a("users"), a("role_id")))),
-        );
+        .left_join(a("users"), live_record("users", "oauth_grants", "user_id"))
+        .left_join(a("roles"), live_record("roles", "users", "role_id"));
     q
 }
 
@@ -336,13 +333,7 @@ impl Store {
             .expr_as(tc(u, "email"), a("email"))
             .from(a(g))
             .inner_join(a(c), tc(c, "id").equals((a(g), a("client_id"))))
-            .left_join(
-                a(u),
-                tc(u, "tenant_id")
-                    .equals((a(g), a("tenant_id")))
-                    .and(tc(u, "livemode").eq(true))
-                    .and(tc(u, "id").equals((a(g), a("user_id")))),
-            )
+            .left_join(a(u), live_record(u, g, "user_id"))
             .and_where(tc(g, "tenant_id").eq(d.uuid(tenant)))
             .and_where(tc(g, "revoked_at").is_null())
             .order_by((a(g), a("created_at")), sea_query::Order::Desc);

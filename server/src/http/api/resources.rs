@@ -52,7 +52,7 @@ pub async fn list(State(st): State<ApiState>, cred: Credential, Path(resource): 
     cred.actor.require(c, Access::Read)?;
     let scope = &cred.actor.scope;
     let mut q = ListQuery::parse(c, &query_pairs(raw))?;
-    if c.name == "events" && !events::narrow_list(&mut q, &cred.actor.grants) {
+    if c.name == "events" && !events::narrow_list(c, &mut q, &cred.actor.grants) {
         return Ok(envelope::list::<serde_json::Value>(&[], None, false));
     }
     let binding = format!("{}:{}:{}", q.binding(c), scope.tenant, scope.livemode);
@@ -93,9 +93,7 @@ pub async fn get(
 /// An event carries its record: reading it needs read access to that record's collection.
 fn require_event_read(cred: &Credential, event: &crate::domain::record::Record) -> Result<()> {
     match event.get("type").as_str().and_then(events::event_type) {
-        Some(t) => cred
-            .actor
-            .require(collection(t.collection).ok_or_else(|| Error::internal(anyhow::anyhow!("no {}", t.collection)))?, Access::Read),
+        Some(t) => cred.actor.require(crate::domain::collections::named(t.collection)?, Access::Read),
         None => Ok(()),
     }
 }
