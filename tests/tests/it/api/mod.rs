@@ -1,0 +1,24 @@
+//! The `/v1` API as a protocol, the same for every collection.
+//!
+//! - `collections`: create, read, list, update, delete on every collection; tenants and
+//!   environments never mix.
+//! - `errors`: bad input of every kind is a clear 4xx and changes nothing; request ids.
+//! - `lists`, `paging`: limits, keyset cursors, sorts, filters; a property test that
+//!   paging never skips or repeats.
+//! - `protocol`: 405s name the allowed methods; money is exact.
+//! - `idempotency`: `Idempotency-Key` on every POST.
+//! - `operations`: an operation and what its caller writes beside it commit together.
+//! - `keys`: scopes and property constraints of API keys.
+//! - `rate_limits`: the limits per credential and their headers.
+//! - `openapi`: `/v1/openapi.json` tells the truth about what is served.
+
+mod collections;
+mod errors;
+mod idempotency;
+mod keys;
+mod lists;
+mod openapi;
+mod operations;
+mod paging;
+mod protocol;
+mod rate_limits;
