@@ -7,6 +7,10 @@
 //! test has its own fresh database in a fraction of a second. With
 //! `GABLE_REQUIRE_POSTGRES=1` (as in CI) an unreachable PostgreSQL fails the tests
 //! instead of skipping them.
+//!
+//! A server: `TestApp::builder(Backend::Sqlite)…spawn()` ([`TestAppBuilder`]); a story
+//! on both databases: [`both!`]. The tests themselves are one binary, `tests/it/`, one
+//! module per capability.
 
 use std::net::SocketAddr;
 
@@ -31,44 +35,32 @@ pub enum Backend {
     Postgres,
 }
 
-/// Runs a test story on SQLite and on PostgreSQL, as two tests.
+/// Runs a test story on SQLite and on PostgreSQL, as two tests: `both!(story)` makes
+/// `mod story { fn sqlite(), fn postgres() }`, each calling `story(&app)` on a fresh server.
+///
+/// An optional second argument configures both servers' [`TestAppBuilder`]:
+/// `both!(story, |b| b.local_webhooks())`. The closure is written inside the generated
+/// module, which sees everything the story's module does (`use super::*`).
+///
+/// The PostgreSQL test skips with a loud note when PostgreSQL is unreachable, and fails
+/// instead when `GABLE_REQUIRE_POSTGRES=1` ([`TestAppBuilder::try_spawn`]).
 #[macro_export]
 macro_rules! both {
-    ($story:ident) => {
+    ($story:ident $(, $configure:expr)? $(,)?) => {
         mod $story {
+            #[allow(unused_imports)]
+            use super::*;
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn sqlite() {
-                let app = $crate::TestApp::spawn($crate::Backend::Sqlite).await;
+                let app = $crate::TestApp::builder($crate::Backend::Sqlite)$(.configure($configure))?.spawn().await;
                 super::$story(&app).await;
                 app.stop().await;
             }
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() {
-                let Some(app) = $crate::TestApp::spawn_postgres().await else { return };
-                super::$story(&app).await;
-                app.stop().await;
-            }
-        }
-    };
-}
-
-/// Runs a test story on SQLite and on PostgreSQL, as two tests, on servers whose
-/// webhook deliveries may reach receivers on this machine (`TestApp::local_webhooks`).
-#[macro_export]
-macro_rules! both_local_webhooks {
-    ($story:ident) => {
-        mod $story {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                let args = $crate::TestApp::local_webhooks();
-                let app = $crate::TestApp::spawn_with_args($crate::Backend::Sqlite, args).await.expect("a SQLite server");
-                super::$story(&app).await;
-                app.stop().await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                let args = $crate::TestApp::local_webhooks();
-                let Some(app) = $crate::TestApp::spawn_with_args($crate::Backend::Postgres, args).await else { return };
+                let Some(app) = $crate::TestApp::builder($crate::Backend::Postgres)$(.configure($configure))?.try_spawn().await else {
+                    return;
+                };
                 super::$story(&app).await;
                 app.stop().await;
             }
@@ -181,136 +173,176 @@ async fn drop_stale(admin: &mut PgConnection) {
     }
 }
 
-impl TestApp {
-    /// A server and the runtime it runs on, for synchronous tests (property tests drive
-    /// async cases with `rt.block_on`). `None` when PostgreSQL is unreachable and not required.
-    pub fn with_runtime(backend: Backend) -> Option<(tokio::runtime::Runtime, TestApp)> {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
-        let app = rt.block_on(async {
-            match backend {
-                Backend::Sqlite => Some(TestApp::spawn(Backend::Sqlite).await),
-                Backend::Postgres => TestApp::spawn_postgres().await,
+/// A runtime like the one `#[tokio::test]` gives a story, for synchronous tests (property
+/// tests drive async cases with `rt.block_on`).
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
+}
+
+/// How a test server is made, from [`TestApp::builder`] (a fresh database) or
+/// [`TestApp::second_node`] (another node on a running server's database). By default:
+/// free ports, no scheduler loop (tests run rounds with [`TestApp::run_jobs`] after moving
+/// the clock), no rate limits, webhooks refused on private networks, a manual clock at
+/// the real time and a fresh master key.
+#[must_use = "a builder does nothing until spawned"]
+pub struct TestAppBuilder {
+    backend: Backend,
+    args: ServeArgs,
+    clock: Option<Clock>,
+    master_key: Option<MasterKey>,
+    /// Another node of a deployment: the database it shares (none: a fresh database).
+    database_url: Option<String>,
+}
+
+impl TestAppBuilder {
+    /// The production listener's public address (e.g. `https://…`, for Secure cookies and HSTS).
+    pub fn public_url(mut self, url: &str) -> Self {
+        self.args.public_url = Some(url.to_string());
+        self
+    }
+
+    /// Changes any listener setting: `.args(|a| a.delivery_concurrency = 0)`.
+    pub fn args(mut self, change: impl FnOnce(&mut ServeArgs)) -> Self {
+        change(&mut self.args);
+        self
+    }
+
+    /// Webhook deliveries may reach receivers on this machine (127.0.0.0/8, which the
+    /// SSRF guard refuses otherwise).
+    pub fn local_webhooks(self) -> Self {
+        self.args(|a| a.webhook_allow_cidrs = vec!["127.0.0.0/8".parse().expect("a CIDR")])
+    }
+
+    /// Forwarding headers are believed from these peers only (addresses or networks).
+    pub fn trusted_proxies(self, trusted: &[&str]) -> Self {
+        self.args(|a| a.trusted_proxies = trusted.iter().map(|p| gable::config::parse_proxy(p).expect("proxy")).collect())
+    }
+
+    /// Requests per minute per credential, live and test (0: unlimited, the default here).
+    pub fn rate_limits(self, live: u32, test: u32) -> Self {
+        self.args(|a| {
+            a.rate_limit_live = live;
+            a.rate_limit_test = test;
+        })
+    }
+
+    /// The server's clock (default: manual, at the real time).
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// The deployment's master key (default: a fresh one).
+    pub fn master_key(mut self, key: MasterKey) -> Self {
+        self.master_key = Some(key);
+        self
+    }
+
+    /// Applies a configuration given as a closure (what `both!(story, |b| …)` passes).
+    pub fn configure(self, configure: impl FnOnce(Self) -> Self) -> Self {
+        configure(self)
+    }
+
+    /// Starts the server. On PostgreSQL, an unreachable database panics: tests that should
+    /// skip then use [`TestAppBuilder::try_spawn`].
+    pub async fn spawn(self) -> TestApp {
+        self.try_spawn().await.expect("PostgreSQL is unreachable (try_spawn skips instead)")
+    }
+
+    /// Starts the server, or `None` (after a loud note) when it is to run on PostgreSQL
+    /// and PostgreSQL is unreachable; with `GABLE_REQUIRE_POSTGRES=1` that panics instead.
+    pub async fn try_spawn(self) -> Option<TestApp> {
+        let (store, database_url, dir) = match (&self.database_url, self.backend) {
+            (Some(url), _) => (Store::connect(url).await.expect("the node's store"), url.clone(), None),
+            (None, Backend::Sqlite) => {
+                let (store, url, dir) = fresh_sqlite().await;
+                (store, url, Some(dir))
             }
-        })?;
-        Some((rt, app))
-    }
-
-    /// A SQLite-backed server whose production address is `public_url` (e.g. https).
-    pub async fn spawn_with_public_url(public_url: &str) -> TestApp {
-        let (store, url, dir) = Self::fresh_sqlite().await;
-        Self::start_with(Backend::Sqlite, store, url, Some(dir), Some(public_url.to_string())).await
-    }
-
-    pub async fn spawn(backend: Backend) -> TestApp {
-        match backend {
-            Backend::Sqlite => {
-                let (store, url, dir) = Self::fresh_sqlite().await;
-                Self::start(backend, store, url, Some(dir)).await
+            (None, Backend::Postgres) => {
+                let (store, url) = fresh_postgres().await?;
+                (store, url, None)
             }
-            Backend::Postgres => Self::spawn_postgres().await.expect("PostgreSQL is required here"),
-        }
-    }
-
-    /// A migrated SQLite database in a fresh temporary directory.
-    async fn fresh_sqlite() -> (Store, String, tempfile::TempDir) {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let url = format!("sqlite://{}", dir.path().join("gable.db").display());
-        let store = Store::connect(&url).await.expect("open sqlite");
-        store.migrate().await.expect("migrate sqlite");
-        (store, url, dir)
-    }
-
-    /// A server on a fresh PostgreSQL database, or `None` (with a loud note) when
-    /// PostgreSQL is unreachable and not required.
-    pub async fn spawn_postgres() -> Option<TestApp> {
-        let (store, db_url) = Self::fresh_postgres().await?;
-        Some(Self::start(Backend::Postgres, store, db_url, None).await)
-    }
-
-    /// A server with these listener settings (start from `serve_args`, e.g. to trust a
-    /// proxy); `None` as `spawn_postgres`.
-    pub async fn spawn_with_args(backend: Backend, args: ServeArgs) -> Option<TestApp> {
-        let clock = Clock::manual(chrono::Utc::now());
-        match backend {
-            Backend::Sqlite => {
-                let (store, url, dir) = Self::fresh_sqlite().await;
-                Some(Self::start_clocked(backend, store, url, Some(dir), args, clock, MasterKey::generate()).await)
-            }
-            Backend::Postgres => {
-                let (store, url) = Self::fresh_postgres().await?;
-                Some(Self::start_clocked(backend, store, url, None, args, clock, MasterKey::generate()).await)
-            }
-        }
-    }
-
-    /// The listener settings of a test server: free ports, no scheduler loop (tests run
-    /// rounds themselves with `run_jobs` after moving the clock).
-    pub fn serve_args(public_url: Option<String>) -> ServeArgs {
-        ServeArgs {
-            addr: "127.0.0.1:0".parse().expect("addr"),
-            sandbox_addr: "127.0.0.1:0".parse().expect("addr"),
-            public_url,
-            sandbox_public_url: None,
-            site_root: "target/site".into(),
-            scheduler_interval_secs: 0,
-            trusted_proxies: Vec::new(),
-            webhook_allow_cidrs: Vec::new(),
-            delivery_concurrency: gable::jobs::deliveries::CONCURRENCY,
-            // Unlimited: stories send requests as fast as they can; `tests/rate_limits.rs`
-            // sets limits of its own.
-            rate_limit_live: 0,
-            rate_limit_test: 0,
-        }
-    }
-
-    /// Listener settings whose webhook deliveries may reach receivers on this machine
-    /// (127.0.0.0/8, which the SSRF guard refuses otherwise).
-    pub fn local_webhooks() -> ServeArgs {
-        let mut args = Self::serve_args(None);
-        args.webhook_allow_cidrs = vec!["127.0.0.0/8".parse().expect("a CIDR")];
-        args
-    }
-
-    /// A fresh migrated PostgreSQL database and its URL.
-    async fn fresh_postgres() -> Option<(Store, String)> {
-        let url = admin_url();
-        let required = std::env::var("GABLE_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
-        let mut admin = match PgConnection::connect(&url).await {
-            Ok(c) => c,
-            Err(e) if !required => {
-                eprintln!("SKIPPED (PostgreSQL unreachable at {url}: {e}); set GABLE_REQUIRE_POSTGRES=1 to fail instead");
-                return None;
-            }
-            Err(e) => panic!("PostgreSQL is required (GABLE_REQUIRE_POSTGRES=1) but unreachable at {url}: {e}"),
         };
-        let template = postgres_template(&mut admin, &url).await.expect("template database");
-        drop_stale(&mut admin).await;
-        let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-        let db = format!("gable_test_{secs}_{}", Uuid::new_v4().simple());
-        admin.execute(format!("CREATE DATABASE {db} TEMPLATE {template}").as_str()).await.expect("clone template");
-        let _ = admin.close().await;
-        let db_url = with_database(&url, &db);
-        let store = Store::connect(&db_url).await.expect("open postgres");
-        store.migrate().await.expect("migrate postgres");
-        Some((store, db_url))
+        let clock = self.clock.unwrap_or_else(|| Clock::manual(chrono::Utc::now()));
+        let key = self.master_key.unwrap_or_else(MasterKey::generate);
+        Some(TestApp::start(self.backend, store, database_url, dir, self.args, clock, key).await)
+    }
+}
+
+/// The listener settings of a test server: free ports, no scheduler loop, unlimited
+/// (stories send requests as fast as they can; the rate-limit tests set limits of their own).
+fn serve_args() -> ServeArgs {
+    ServeArgs {
+        addr: "127.0.0.1:0".parse().expect("addr"),
+        sandbox_addr: "127.0.0.1:0".parse().expect("addr"),
+        public_url: None,
+        sandbox_public_url: None,
+        site_root: "target/site".into(),
+        scheduler_interval_secs: 0,
+        trusted_proxies: Vec::new(),
+        webhook_allow_cidrs: Vec::new(),
+        delivery_concurrency: gable::jobs::deliveries::CONCURRENCY,
+        rate_limit_live: 0,
+        rate_limit_test: 0,
+    }
+}
+
+/// A migrated SQLite database in a fresh temporary directory.
+async fn fresh_sqlite() -> (Store, String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("gable.db").display());
+    let store = Store::connect(&url).await.expect("open sqlite");
+    store.migrate().await.expect("migrate sqlite");
+    (store, url, dir)
+}
+
+/// A fresh migrated PostgreSQL database and its URL, or `None` (with a loud note) when
+/// PostgreSQL is unreachable and not required.
+async fn fresh_postgres() -> Option<(Store, String)> {
+    let url = admin_url();
+    let required = std::env::var("GABLE_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
+    let mut admin = match PgConnection::connect(&url).await {
+        Ok(c) => c,
+        Err(e) if !required => {
+            eprintln!("SKIPPED (PostgreSQL unreachable at {url}: {e}); set GABLE_REQUIRE_POSTGRES=1 to fail instead");
+            return None;
+        }
+        Err(e) => panic!("PostgreSQL is required (GABLE_REQUIRE_POSTGRES=1) but unreachable at {url}: {e}"),
+    };
+    let template = postgres_template(&mut admin, &url).await.expect("template database");
+    drop_stale(&mut admin).await;
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let db = format!("gable_test_{secs}_{}", Uuid::new_v4().simple());
+    admin.execute(format!("CREATE DATABASE {db} TEMPLATE {template}").as_str()).await.expect("clone template");
+    let _ = admin.close().await;
+    let db_url = with_database(&url, &db);
+    let store = Store::connect(&db_url).await.expect("open postgres");
+    store.migrate().await.expect("migrate postgres");
+    Some((store, db_url))
+}
+
+impl TestApp {
+    /// A server on a fresh database of this backend, configured by the builder:
+    /// `TestApp::builder(Backend::Sqlite).public_url("https://…").spawn().await`.
+    pub fn builder(backend: Backend) -> TestAppBuilder {
+        TestAppBuilder { backend, args: serve_args(), clock: None, master_key: None, database_url: None }
     }
 
-    async fn start(backend: Backend, store: Store, database_url: String, dir: Option<tempfile::TempDir>) -> TestApp {
-        Self::start_with(backend, store, database_url, dir, None).await
+    /// A second server process-equivalent (its own pools and caches) on this one's
+    /// database, as a second node of a deployment would be: its own clock at this one's
+    /// time, the deployment's one master key, default listener settings (change them on
+    /// the builder). `app.second_node().spawn().await`.
+    pub fn second_node(&self) -> TestAppBuilder {
+        TestAppBuilder {
+            backend: self.backend,
+            args: serve_args(),
+            clock: Some(Clock::manual(self.clock.now())),
+            master_key: Some(self.state.ops.master_key().clone()),
+            database_url: Some(self.database_url.clone()),
+        }
     }
 
-    async fn start_with(
-        backend: Backend,
-        store: Store,
-        database_url: String,
-        dir: Option<tempfile::TempDir>,
-        public_url: Option<String>,
-    ) -> TestApp {
-        let (args, clock) = (Self::serve_args(public_url), Clock::manual(chrono::Utc::now()));
-        Self::start_clocked(backend, store, database_url, dir, args, clock, MasterKey::generate()).await
-    }
-
-    async fn start_clocked(
+    async fn start(
         backend: Backend,
         store: Store,
         database_url: String,
@@ -428,21 +460,6 @@ impl TestApp {
         let r = self.call(key, "POST", &format!("/v1/{resource}"), Some(body.clone())).await;
         assert_eq!(r.status, 201, "creating {resource} with {body}: {}", r.body);
         r.body["data"].clone()
-    }
-
-    /// Starts a second server process-equivalent (its own pools and caches) on the same
-    /// database, as a second node of a deployment would be.
-    pub async fn second_node(&self) -> TestApp {
-        self.second_node_with(Self::serve_args(None)).await
-    }
-
-    /// A second node with these listener settings (e.g. another webhook allow-list).
-    pub async fn second_node_with(&self, args: ServeArgs) -> TestApp {
-        let store = Store::connect(&self.database_url).await.expect("second store");
-        // Its own clock, at the same time as this one's; the deployment's one master key.
-        let clock = Clock::manual(self.clock.now());
-        let key = self.state.ops.master_key().clone();
-        Self::start_clocked(self.backend, store, self.database_url.clone(), None, args, clock, key).await
     }
 
     /// Runs one round of background work (scheduled events, retention, queued

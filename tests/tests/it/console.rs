@@ -8,7 +8,7 @@ use gable::console::service::{Console, ConsoleError, Me, NewKey, NewSession, New
 use gable::console::ConsoleService;
 use gable::ops::Operations;
 use gable::store::Store;
-use gable_tests::{both, TestApp};
+use gable_tests::{both, Backend, TestApp};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -499,7 +499,7 @@ both!(a_tenant_cannot_reach_another_tenants_accounts_or_keys);
 /// account's keys at once too (NOTIFY), well inside the 2 s key cache lifetime.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn disabling_reaches_every_process() {
-    let Some(app) = TestApp::spawn_postgres().await else { return };
+    let Some(app) = TestApp::builder(Backend::Postgres).try_spawn().await else { return };
     let (svc, _) = service(&app.store);
     let me = sign_up(&svc, "Maple", "olivia@maple.example").await.me;
     let web = svc.create_service_account(&me, "Website").await.unwrap();
@@ -507,7 +507,7 @@ async fn disabling_reaches_every_process() {
         .create_key(&me, NewKey { service_account_id: web.id.clone(), livemode: true, scopes: vec!["*".into()], property_ids: None })
         .await
         .unwrap();
-    let node2 = app.second_node().await;
+    let node2 = app.second_node().spawn().await;
     // Give node 2's listener a moment to subscribe.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert_eq!(node2.call_on(true, &key.secret, "GET", "/v1/users", None).await.status, 200, "now cached on node 2");

@@ -1315,7 +1315,7 @@ async fn scheduled_events_fire_once_across_nodes(app: &TestApp) {
     // A node's own scheduler runs a round as it starts: start the second one while
     // nothing is due yet, so that the rounds below are the ones that fire.
     app.clock.set(noon(day(-10)));
-    let node2 = app.second_node().await;
+    let node2 = app.second_node().spawn().await;
     app.clock.set(noon(day0()));
     const CHARGES: usize = 130;
     let mut tenants = vec![];

@@ -185,7 +185,7 @@ async fn concurrent_retries_book_one_payment(app: &TestApp) {
     let t = app.tenant("A").await;
     fifty_at_once(app, &[app.base(false).to_string()], &t.test_key).await;
     // A restarted process (its own pools and caches, the same database) replays the key.
-    let node = app.second_node().await;
+    let node = app.second_node().spawn().await;
     let key = Uuid::new_v4().to_string();
     let first = post(app, app.base(false), &t.test_key, &key, "/v1/payments", &payment(60)).await;
     let later = post(app, node.base(false), &t.test_key, &key, "/v1/payments", &payment(60)).await;

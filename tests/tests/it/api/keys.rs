@@ -1,6 +1,6 @@
 //! API keys: scopes on every operation, property constraints (`docs/api.md`, "Credentials").
 
-use gable_tests::{both, world, TestApp};
+use gable_tests::{both, world, Backend, TestApp};
 use serde_json::json;
 
 async fn scopes_are_enforced(app: &TestApp) {
@@ -106,8 +106,8 @@ both!(last_used_at_is_recorded);
 /// once (NOTIFY), well before the key cache would expire on its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revocation_reaches_every_node_at_once() {
-    let Some(a) = TestApp::spawn_postgres().await else { return };
-    let b = a.second_node().await;
+    let Some(a) = TestApp::builder(Backend::Postgres).try_spawn().await else { return };
+    let b = a.second_node().spawn().await;
     let t = a.tenant("A").await;
     let sa = a.store.service_account(t.id, "tests").await.unwrap();
     let key = a.store.create_key(t.id, sa, false, vec!["*".into()], None).await.unwrap();

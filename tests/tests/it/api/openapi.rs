@@ -202,7 +202,7 @@ async fn every_documented_status_is_served(app: &TestApp) {
 
     let statuses: usize = ops.iter().map(|o| o.statuses.len()).sum();
     eprintln!(
-        "openapi_served ({:?}): {} operations, {statuses} documented statuses, {} checks, {:.1} s",
+        "api::openapi ({:?}): {} operations, {statuses} documented statuses, {} checks, {:.1} s",
         app.backend,
         ops.len(),
         cx.checked,
@@ -289,7 +289,7 @@ async fn check_security_schemes(cx: &mut Ctx<'_>, ops: &[Op]) {
                 }
             }
             // OAuth 2.1: the flow's endpoints are the authorization server's (its metadata
-            // names them) and answer there; tokens themselves are tests/tests/oauth*.rs.
+            // names them) and answer there; tokens themselves are the `oauth` module's tests.
             (Some("oauth2"), _) => {
                 let flow = &scheme["flows"]["authorizationCode"];
                 let live = cx.app.live.trim_end_matches('/').to_string();

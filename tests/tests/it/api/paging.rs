@@ -128,7 +128,8 @@ async fn check(app: &TestApp, case: Case) -> Result<(), TestCaseError> {
 }
 
 fn run(backend: Backend) {
-    let Some((rt, app)) = TestApp::with_runtime(backend) else { return };
+    let rt = gable_tests::runtime();
+    let Some(app) = rt.block_on(TestApp::builder(backend).try_spawn()) else { return };
     let mut runner = TestRunner::new(Config { cases: 32, failure_persistence: None, ..Config::default() });
     runner.run(&cases(), |case| rt.block_on(check(&app, case))).unwrap();
     rt.block_on(app.stop());

@@ -6,36 +6,8 @@
 //! default servers are unlimited).
 
 use gable::config::{DEFAULT_RATE_LIMIT_LIVE, DEFAULT_RATE_LIMIT_TEST};
-use gable_tests::{Backend, Res, TestApp};
+use gable_tests::{both, Res, TestApp};
 use serde_json::json;
-
-/// Runs a story on SQLite and on PostgreSQL, on servers with these limits (live, test).
-macro_rules! both_limited {
-    ($story:ident, $live:expr, $test:expr) => {
-        mod $story {
-            use super::*;
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                let app = limited(Backend::Sqlite, $live, $test).await.expect("a SQLite server");
-                super::$story(&app).await;
-                app.stop().await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                let Some(app) = limited(Backend::Postgres, $live, $test).await else { return };
-                super::$story(&app).await;
-                app.stop().await;
-            }
-        }
-    };
-}
-
-async fn limited(backend: Backend, live: u32, test: u32) -> Option<TestApp> {
-    let mut args = TestApp::serve_args(None);
-    args.rate_limit_live = live;
-    args.rate_limit_test = test;
-    TestApp::spawn_with_args(backend, args).await
-}
 
 fn header<'a>(r: &'a Res, name: &str) -> Option<&'a str> {
     r.headers.get(name).and_then(|v| v.to_str().ok())
@@ -119,7 +91,7 @@ async fn every_authenticated_response_carries_the_fields(app: &TestApp) {
     assert_eq!(description.status, 200);
     assert_no_fields(&description);
 }
-both_limited!(every_authenticated_response_carries_the_fields, DEFAULT_RATE_LIMIT_LIVE, DEFAULT_RATE_LIMIT_TEST);
+both!(every_authenticated_response_carries_the_fields, |b| b.rate_limits(DEFAULT_RATE_LIMIT_LIVE, DEFAULT_RATE_LIMIT_TEST));
 
 /// Test keys limited to 2 requests a second, live keys unlimited.
 async fn over_the_limit_is_429_until_retry_after(app: &TestApp) {
@@ -184,4 +156,4 @@ async fn over_the_limit_is_429_until_retry_after(app: &TestApp) {
     let all = app.call(&b, "GET", "/v1/properties?limit=100", None).await;
     assert_eq!(all.body["data"].as_array().map(Vec::len), Some(created + 1), "{}", all.text);
 }
-both_limited!(over_the_limit_is_429_until_retry_after, 0, 2);
+both!(over_the_limit_is_429_until_retry_after, |b| b.rate_limits(0, 2));

@@ -1595,7 +1595,8 @@ async fn run_ops(app: &TestApp, live: bool, n: usize, ops: Vec<Op>, stats: &Stat
 /// runs at once (and `succeed`/`fail` always find them settled); in live mode they are
 /// pending until the actions settle them.
 fn property_run(backend: Backend, live: bool) {
-    let Some((rt, app)) = TestApp::with_runtime(backend) else { return };
+    let rt = gable_tests::runtime();
+    let Some(app) = rt.block_on(TestApp::builder(backend).try_spawn()) else { return };
     let config = Config { cases: 24, failure_persistence: None, max_shrink_iters: 200, max_shrink_time: 60_000, ..Config::default() };
     let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
     let n = std::cell::Cell::new(0);

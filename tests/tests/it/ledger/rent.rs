@@ -44,7 +44,7 @@ async fn a_year_of_rent(app: &TestApp) {
     let mut billed_on: Vec<NaiveDate> = vec![];
     let mut ended_on = None;
     let (mut rent_due, mut fired_on) = (vec![], vec![]);
-    let second = app.second_node().await;
+    let second = app.second_node().spawn().await;
     for day in 0..380 {
         let now = first_day + Duration::days(day);
         app.clock.set(now);

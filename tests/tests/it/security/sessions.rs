@@ -3,7 +3,7 @@
 //! sign-up throttling keyed by the right client address, behind a proxy or not, and HSTS
 //! exactly when the console is reached over https.
 
-use gable_tests::{Backend, TestApp};
+use gable_tests::{both, Backend, TestApp};
 
 async fn sign_up_cookie(app: &TestApp) -> String {
     let host = app.live.trim_start_matches("http://").to_string();
@@ -27,7 +27,7 @@ async fn sign_up_cookie(app: &TestApp) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_cookie_is_secure_over_https() {
-    let app = TestApp::spawn_with_public_url("https://console.example.com").await;
+    let app = TestApp::builder(Backend::Sqlite).public_url("https://console.example.com").spawn().await;
     let cookie = sign_up_cookie(&app).await;
     for attr in ["HttpOnly", "SameSite=Lax", "Secure", "Path=/"] {
         assert!(cookie.split(';').any(|a| a.trim() == attr), "cookie lacks {attr}: {cookie}");
@@ -37,7 +37,7 @@ async fn session_cookie_is_secure_over_https() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_cookie_over_plain_http_is_not_marked_secure() {
-    let app = TestApp::spawn(Backend::Sqlite).await;
+    let app = TestApp::builder(Backend::Sqlite).spawn().await;
     let cookie = sign_up_cookie(&app).await;
     assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "{cookie}");
     assert!(!cookie.split(';').any(|a| a.trim() == "Secure"), "Secure over http would lose the cookie: {cookie}");
@@ -46,7 +46,7 @@ async fn session_cookie_over_plain_http_is_not_marked_secure() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cross_site_post_is_refused_before_anything_runs() {
-    let app = TestApp::spawn(Backend::Sqlite).await;
+    let app = TestApp::builder(Backend::Sqlite).spawn().await;
     let r = app
         .client
         .post(format!("{}/api/sign_up", app.live))
@@ -58,33 +58,6 @@ async fn a_cross_site_post_is_refused_before_anything_runs() {
     assert_eq!(r.status(), 403);
     assert_eq!(app.count_rows("tenants").await, 0, "the forged sign-up created a tenant");
     app.stop().await;
-}
-
-/// A server that believes forwarding headers from `trusted` only; `None` as `spawn_postgres`.
-async fn behind(backend: Backend, trusted: &[&str]) -> Option<TestApp> {
-    let mut args = TestApp::serve_args(None);
-    args.trusted_proxies = trusted.iter().map(|p| gable::config::parse_proxy(p).expect("proxy")).collect();
-    TestApp::spawn_with_args(backend, args).await
-}
-
-/// Runs a story on both databases with a server trusting these proxies.
-macro_rules! behind_both {
-    ($story:ident, $trusted:expr) => {
-        mod $story {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                let app = super::behind(gable_tests::Backend::Sqlite, $trusted).await.expect("sqlite");
-                super::$story(&app).await;
-                app.stop().await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                let Some(app) = super::behind(gable_tests::Backend::Postgres, $trusted).await else { return };
-                super::$story(&app).await;
-                app.stop().await;
-            }
-        }
-    };
 }
 
 /// A sign-up form post with extra headers: `Ok(cookie)` or `Err(the refusal's text)`.
@@ -128,7 +101,7 @@ async fn forwarding_headers_from_an_untrusted_peer_are_ignored(app: &TestApp) {
     assert_throttled(sign_up_with(app, "u11@spray.example", &[("forwarded", "for=198.51.100.99")]).await);
     assert_eq!(app.count_rows("tenants").await, 10);
 }
-behind_both!(forwarding_headers_from_an_untrusted_peer_are_ignored, &["10.0.0.0/8"]);
+both!(forwarding_headers_from_an_untrusted_peer_are_ignored, |b| b.trusted_proxies(&["10.0.0.0/8"]));
 
 /// The peer is a trusted proxy: the client is the right-most address it did not add itself.
 async fn behind_a_trusted_proxy_the_forwarded_client_is_throttled(app: &TestApp) {
@@ -144,12 +117,12 @@ async fn behind_a_trusted_proxy_the_forwarded_client_is_throttled(app: &TestApp)
     // Through a second trusted hop (127.0.0.1 appended by an inner proxy), still that client.
     assert_throttled(sign_up_with(app, "c11@proxy.example", &[("x-forwarded-for", "203.0.113.5, 127.0.0.1")]).await);
 }
-behind_both!(behind_a_trusted_proxy_the_forwarded_client_is_throttled, &["127.0.0.1"]);
+both!(behind_a_trusted_proxy_the_forwarded_client_is_throttled, |b| b.trusted_proxies(&["127.0.0.1"]));
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_cookie_is_secure_behind_a_trusted_tls_proxy() {
     // The public URL is plain http (as the proxy reaches Gable); the proxy says https.
-    let app = behind(Backend::Sqlite, &["127.0.0.1"]).await.expect("sqlite");
+    let app = TestApp::builder(Backend::Sqlite).trusted_proxies(&["127.0.0.1"]).spawn().await;
     let cookie =
         sign_up_with(&app, "tls@proxy.example", &[("x-forwarded-for", "203.0.113.8"), ("x-forwarded-proto", "https")]).await.unwrap();
     assert!(is_secure(&cookie), "{cookie}");
@@ -163,7 +136,7 @@ async fn session_cookie_is_secure_behind_a_trusted_tls_proxy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_untrusted_peer_cannot_claim_https() {
     for trusted in [&[][..], &["10.0.0.0/8"][..]] {
-        let app = behind(Backend::Sqlite, trusted).await.expect("sqlite");
+        let app = TestApp::builder(Backend::Sqlite).trusted_proxies(trusted).spawn().await;
         let cookie = sign_up_with(&app, "claim@example.com", &[("x-forwarded-proto", "https")]).await.unwrap();
         assert!(!is_secure(&cookie), "trusting {trusted:?}: {cookie}");
         let cookie = sign_up_with(&app, "claim2@example.com", &[("forwarded", "proto=https")]).await.unwrap();
@@ -195,16 +168,16 @@ async fn hsts(app: &TestApp, headers: &[(&str, &str)]) -> Option<String> {
 /// clear (HSTS), and nobody can switch that on (or off) by claiming https from outside.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_asks_for_https_only_when_reached_over_https() {
-    let app = TestApp::spawn_with_public_url("https://console.example.com").await;
+    let app = TestApp::builder(Backend::Sqlite).public_url("https://console.example.com").spawn().await;
     assert_eq!(hsts(&app, &[]).await.as_deref(), Some("max-age=31536000"));
     app.stop().await;
 
-    let app = behind(Backend::Sqlite, &["127.0.0.1"]).await.expect("sqlite");
+    let app = TestApp::builder(Backend::Sqlite).trusted_proxies(&["127.0.0.1"]).spawn().await;
     assert_eq!(hsts(&app, &[("x-forwarded-proto", "https")]).await.as_deref(), Some("max-age=31536000"), "a trusted TLS proxy");
     assert_eq!(hsts(&app, &[]).await, None, "plain http");
     app.stop().await;
 
-    let app = behind(Backend::Sqlite, &["10.0.0.0/8"]).await.expect("sqlite");
+    let app = TestApp::builder(Backend::Sqlite).trusted_proxies(&["10.0.0.0/8"]).spawn().await;
     assert_eq!(hsts(&app, &[("x-forwarded-proto", "https")]).await, None, "an untrusted peer cannot claim https");
     app.stop().await;
 }

@@ -5,7 +5,7 @@
 //! and no table of Gable's own bookkeeping at all.
 
 use gable::store::{Intent, Row, Tx};
-use gable_tests::TestApp;
+use gable_tests::{Backend, TestApp};
 use sea_query::{Alias, Expr, Query};
 use serde_json::json;
 use sqlx::Row as _;
@@ -25,7 +25,7 @@ async fn all_vendor_names(tx: &mut Tx) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tenant_transactions_see_one_tenant_and_one_environment() {
-    let Some(app) = TestApp::spawn_postgres().await else { return };
+    let Some(app) = TestApp::builder(Backend::Postgres).try_spawn().await else { return };
     let a = app.tenant("A").await;
     let b = app.tenant("B").await;
     app.create(&a.test_key, "vendors", json!({ "name": "A sandbox vendor" })).await;
@@ -75,7 +75,7 @@ async fn tenant_transactions_see_one_tenant_and_one_environment() {
 /// neither fails here.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_table_is_walled_or_out_of_reach() {
-    let Some(app) = TestApp::spawn_postgres().await else { return };
+    let Some(app) = TestApp::builder(Backend::Postgres).try_spawn().await else { return };
     let mut db = sqlx::PgConnection::connect(&app.database_url).await.unwrap();
     let tables = sqlx::query(
         "SELECT c.relname AS name, has_table_privilege('gable_app', c.oid, 'SELECT') AS granted, c.relrowsecurity AS rls, \

@@ -137,7 +137,7 @@ async fn signed_deliveries_reach_their_subscribers(app: &TestApp) {
     assert!(a["latency_ms"].as_i64().unwrap() >= 0);
     assert_eq!(attempts(app, key, &everything.id).await.len(), 2);
 }
-gable_tests::both_local_webhooks!(signed_deliveries_reach_their_subscribers);
+gable_tests::both!(signed_deliveries_reach_their_subscribers, |b| b.local_webhooks());
 
 async fn failures_are_retried_on_schedule(app: &TestApp) {
     let t = app.tenant("A").await;
@@ -172,7 +172,7 @@ async fn failures_are_retried_on_schedule(app: &TestApp) {
     let r = app.call(key, "GET", &format!("/v1/webhooks/{}", hook.id), None).await;
     assert!(r.body["data"]["failing_since"].is_null());
 }
-gable_tests::both_local_webhooks!(failures_are_retried_on_schedule);
+gable_tests::both!(failures_are_retried_on_schedule, |b| b.local_webhooks());
 
 async fn gone_disables_and_redirects_are_not_followed(app: &TestApp) {
     let t = app.tenant("A").await;
@@ -198,7 +198,7 @@ async fn gone_disables_and_redirects_are_not_followed(app: &TestApp) {
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(r.body["data"]["disabled_reason"].is_null());
 }
-gable_tests::both_local_webhooks!(gone_disables_and_redirects_are_not_followed);
+gable_tests::both!(gone_disables_and_redirects_are_not_followed, |b| b.local_webhooks());
 
 async fn rotation_signs_with_both_secrets_for_a_day(app: &TestApp) {
     let t = app.tenant("A").await;
@@ -223,7 +223,7 @@ async fn rotation_signs_with_both_secrets_for_a_day(app: &TestApp) {
     assert_eq!(got[1].header("gable-signature").unwrap().matches("v1=").count(), 1);
     assert!(verified(&got[1], &new_secret, now) && !verified(&got[1], &hook.secret, now));
 }
-gable_tests::both_local_webhooks!(rotation_signs_with_both_secrets_for_a_day);
+gable_tests::both!(rotation_signs_with_both_secrets_for_a_day, |b| b.local_webhooks());
 
 async fn replays_recovery_and_test_sends(app: &TestApp) {
     let t = app.tenant("A").await;
@@ -293,7 +293,7 @@ async fn replays_recovery_and_test_sends(app: &TestApp) {
     assert_eq!(sample["data"]["object"]["object"], "lease");
     assert!(verified(&got[9], &other.secret, app.clock.now()));
 }
-gable_tests::both_local_webhooks!(replays_recovery_and_test_sends);
+gable_tests::both!(replays_recovery_and_test_sends, |b| b.local_webhooks());
 
 /// The SSRF guard with no allow-list: every spelling of a private or reserved address is
 /// refused when subscribing (a clear 400), and an attempt to one is refused and recorded.
@@ -325,9 +325,7 @@ async fn private_addresses_are_refused(strict: &TestApp) {
     // A second node of the deployment allows the receiver's network but delivers nothing
     // itself: subscribed there, the attempt is made here, refused before any connection,
     // and the register says why.
-    let mut args = TestApp::local_webhooks();
-    args.delivery_concurrency = 0;
-    let lenient = strict.second_node_with(args).await;
+    let lenient = strict.second_node().local_webhooks().args(|a| a.delivery_concurrency = 0).spawn().await;
     let hook = subscribe(&lenient, key, &rx.url("/ok"), json!(["lead.created"])).await;
     lenient.create(key, "leads", json!({ "name": "Ada" })).await;
     deliver(strict).await;
@@ -365,7 +363,7 @@ async fn five_days_of_failures_disable(app: &TestApp) {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
-gable_tests::both_local_webhooks!(five_days_of_failures_disable);
+gable_tests::both!(five_days_of_failures_disable, |b| b.local_webhooks());
 
 /// A receiver slower than the 10 s timeout: recorded as a timeout, and retried.
 async fn slow_receivers_time_out_and_are_retried(app: &TestApp) {
@@ -385,17 +383,17 @@ async fn slow_receivers_time_out_and_are_retried(app: &TestApp) {
     assert_eq!(a[1]["trigger"], "retry");
     assert!(matches!(a[1]["status"].as_str(), Some("pending" | "retrying")), "{a:?}");
 }
-gable_tests::both_local_webhooks!(slow_receivers_time_out_and_are_retried);
+gable_tests::both!(slow_receivers_time_out_and_are_retried, |b| b.local_webhooks());
 
 /// Two processes on one PostgreSQL: each event reaches each subscriber exactly once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_processes_deliver_each_event_once() {
-    let Some(app) = TestApp::spawn_with_args(Backend::Postgres, TestApp::local_webhooks()).await else { return };
+    let Some(app) = TestApp::builder(Backend::Postgres).local_webhooks().try_spawn().await else { return };
     let t = app.tenant("A").await;
     let key = t.test_key.as_str();
     let rx = Receiver::start().await;
     subscribe(&app, key, &rx.url("/ok"), json!(["lead.created"])).await;
-    let other = app.second_node_with(TestApp::local_webhooks()).await;
+    let other = app.second_node().local_webhooks().spawn().await;
     let n = 300;
     let creates = (0..n).map(|i| {
         let node = if i % 2 == 0 { &app } else { &other };
@@ -439,4 +437,4 @@ async fn every_event_type_is_deliverable(app: &TestApp) {
     }
     assert_eq!(types.len(), 23);
 }
-gable_tests::both_local_webhooks!(every_event_type_is_deliverable);
+gable_tests::both!(every_event_type_is_deliverable, |b| b.local_webhooks());

@@ -313,7 +313,7 @@ async fn python_verifies_every_delivery(app: &TestApp) {
     assert_ne!(refused[0]["status"], "succeeded");
     assert_eq!(refused[0]["response_excerpt"], "no matching signature");
 }
-gable_tests::both_local_webhooks!(python_verifies_every_delivery);
+gable_tests::both!(python_verifies_every_delivery, |b| b.local_webhooks());
 
 /// The Python receiver between the README's marker comments, as printed there.
 fn readme_receiver() -> String {
@@ -376,4 +376,4 @@ async fn the_readme_receiver_works(app: &TestApp) {
     assert_eq!(register.len(), 5, "{register:?}");
     assert!(register.iter().all(|a| a["status"] == "succeeded" && a["response_status"] == 200), "{register:?}");
 }
-gable_tests::both_local_webhooks!(the_readme_receiver_works);
+gable_tests::both!(the_readme_receiver_works, |b| b.local_webhooks());
