@@ -2,8 +2,6 @@
 //! in the middle of a burst of 1,000 events, restarted on the same database, and every
 //! event that exists reaches the receiver (at least once), on SQLite and PostgreSQL.
 
-mod common;
-
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -16,7 +14,7 @@ use axum::http::HeaderMap;
 use axum::routing::post;
 use serde_json::{json, Value};
 
-use common::{stores, BIN, MASTER_KEY};
+use crate::common::{stores, BIN, MASTER_KEY};
 
 /// A free local port (bound, then released for the server to take).
 fn free_port() -> u16 {

@@ -1,5 +1,4 @@
 //! What the tests that run the real `gable` binary share.
-#![allow(dead_code)] // each test file uses its own part
 
 use std::process::Command;
 

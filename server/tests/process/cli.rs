@@ -7,9 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-mod common;
-
-use common::{stores, BIN, MASTER_KEY};
+use crate::common::{stores, BIN, MASTER_KEY};
 
 fn gable(store: &[String], args: &[&str]) -> (bool, String, String) {
     let out = Command::new(BIN).args(store).args(args).env_remove("DATABASE_URL").env_remove("GABLE_DATA_DIR").output().unwrap();
