@@ -16,12 +16,13 @@ SHELL := /bin/bash
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 ARGS ?=
 
-.PHONY: help install install-tools install-runtime-tools build release run test ci lint audit bench bench-writes bench-webhooks bench-payments lint-scripts
+.PHONY: help install install-tools install-runtime-tools build release run watch test ci lint audit bench bench-writes bench-webhooks bench-payments lint-scripts
 
 help:
-	@echo "make run [ARGS=...]   install runtime tools, cargo leptos build --release, run target/release/gable serve ARGS"
+	@echo "make run [ARGS=...]   install runtime tools, .ci/build-site --release, run target/release/gable serve ARGS"
+	@echo "make watch            cargo leptos watch (installs cargo-leptos first, ~12 min once): rebuild and reload on save"
 	@echo "make install          make release, then copy target/release/gable to ~/.cargo/bin (on the PATH)"
-	@echo "make test             .ci/test: tools, PostgreSQL, lint, cargo leptos build, nextest, browser tests, OpenAPI validation"
+	@echo "make test             .ci/test: tools, PostgreSQL, lint, build, nextest, browser tests, kits, OpenAPI validation"
 	@echo "make lint             .ci/lint: cargo fmt --check, cargo clippy -D warnings (workspace + WASM frontend)"
 	@echo "make audit            .ci/supply-chain: cargo deny (licenses, bans, sources, advisories), npm audit of the lockfiles"
 	@echo "make ci               .ci/run (what CI runs: make test with timing, PostgreSQL mandatory)"
@@ -29,7 +30,7 @@ help:
 	@echo "make bench-writes     bench/writes: the write path (test payments created succeeded, then reversed)"
 	@echo "make bench-webhooks   bench/webhooks: webhook deliveries/s after an outage, commit-to-receipt latency"
 	@echo "make bench-payments   BENCH_MODE=payments bench/writes: idempotent test payments per second"
-	@echo "make build / release  cargo leptos build (debug / --release) and the embeddable flows (embed/build.sh)"
+	@echo "make build / release  .ci/build-site (debug / --release): the server, the console's WASM, the embeddable flows"
 	@echo "make install-tools    .ci/install-tools (full)"
 	@echo "make lint-scripts     bash -n + shellcheck on the .ci scripts"
 
@@ -43,15 +44,20 @@ install-runtime-tools:
 
 build: install-runtime-tools
 	cd "$(ROOT)"
-	source .ci/env
-	cargo leptos build
-	bash embed/build.sh
+	./.ci/build-site
 
 release: install-runtime-tools
 	cd "$(ROOT)"
-	source .ci/env
-	cargo leptos build --release
+	./.ci/build-site --release
+
+# Optional: cargo-leptos rebuilds the server and the WASM on every save and reloads the
+# page. Not needed for anything else, so only this target installs it.
+watch:
+	cd "$(ROOT)"
+	./.ci/install-tools --runtime-only --with-cargo-leptos
 	bash embed/build.sh
+	source .ci/env
+	cargo leptos watch -- serve $(ARGS)
 
 # The release build on the PATH: rustup puts ~/.cargo/bin there. Run `gable serve` from
 # the repository root (the console's files are in target/site) or pass --site-root.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Gable's browser tests: builds the site and the server once (cargo leptos build, debug) and
-# the embeddable flows' bundle (embed/build.sh), then for each backend (SQLite, PostgreSQL)
+# Gable's browser tests: builds the server, the console's site and the embeddable flows'
+# bundle once (.ci/build-site, debug), then for each backend (SQLite, PostgreSQL)
 # starts `gable serve` on free ports with a fresh store and runs `node --test` on the test
 # files (tests/browser/*.test.mjs) against it in Debian's Chromium. The server may deliver
 # webhooks to 127.0.0.0/8 (`--webhook-allow-cidrs`): the webhooks test's receiver listens there.
@@ -12,7 +12,9 @@
 #                             (default postgres://postgres@127.0.0.1:5432/postgres)
 #   GABLE_REQUIRE_POSTGRES=1  fail (not skip) the PostgreSQL run when PostgreSQL is unreachable
 #   GABLE_BROWSER_BACKENDS    backends to run (default "sqlite postgres")
-#   GABLE_BROWSER_SKIP_BUILD=1  use the existing target/site (embed/ included) and target/debug/gable
+#   GABLE_BROWSER_SKIP_BUILD=1  use the existing target/site (embed/ included) and server binary
+#   GABLE_BIN                 the server binary (default target/debug/gable); CI passes the one
+#                             its build stage made for the tests
 #   GABLE_BROWSER_FILES       test files to run, separated by spaces: paths, or names such as
 #                             "embed" for tests/browser/embed.test.mjs (default: all *.test.mjs)
 #
@@ -67,12 +69,11 @@ START=$(date +%s)
 if [ "${GABLE_BROWSER_SKIP_BUILD:-0}" = 1 ]; then
     say "using the existing build (GABLE_BROWSER_SKIP_BUILD=1)"
 else
-    say "cargo leptos build (debug: server + WASM frontend)"
-    cargo leptos build
-    say "embed/build.sh (the embeddable flows' WASM bundle)"
-    bash embed/build.sh
+    say ".ci/build-site (debug: the server, the console's WASM, the embeddable flows)"
+    ./.ci/build-site
 fi
-for f in target/debug/gable target/site/pkg/gable.js target/site/pkg/gable.wasm \
+SOURCE_BIN="${GABLE_BIN:-target/debug/gable}"
+for f in "$SOURCE_BIN" target/site/pkg/gable.js target/site/pkg/gable.wasm \
          target/site/embed/boot.js target/site/embed/gable_embed.js target/site/embed/gable_embed_bg.wasm target/site/embed/embed.css; do
     [ -e "$f" ] || { echo "browser tests: $f is missing after the build" >&2; exit 1; }
 done
@@ -104,16 +105,15 @@ for f in "${TEST_FILES[@]}"; do
 done
 BUILD_SECS=$(( $(date +%s) - START ))
 
-# Pin the binary just built: a `cargo build` elsewhere in the workspace replaces
-# target/debug/gable with one built without cargo-leptos (it asks for /pkg/gable_bg.wasm and
-# never hydrates). A hard link keeps this build's file whatever happens to the original.
+# Pin the binary: a later `cargo build` elsewhere in the workspace may replace the file
+# while the tests run. A hard link keeps this one whatever happens to the original.
 pin_dir="$(mktemp -d "$ROOT/target/browser-tests.XXXXXX")"
 TMP_DIRS+=("$pin_dir")
-if ln target/debug/gable "$pin_dir/gable" 2>/dev/null; then
+if ln "$SOURCE_BIN" "$pin_dir/gable" 2>/dev/null; then
     BIN="$pin_dir/gable"
 else
-    echo "browser tests: could not hard-link target/debug/gable; using it in place" >&2
-    BIN="target/debug/gable"
+    echo "browser tests: could not hard-link $SOURCE_BIN; using it in place" >&2
+    BIN="$SOURCE_BIN"
 fi
 
 mkdir -p "$LOGS"
