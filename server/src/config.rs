@@ -83,7 +83,7 @@ pub struct ServeArgs {
     /// Sandbox base address. [env: GABLE_SANDBOX_PUBLIC_URL]
     #[arg(long)]
     pub sandbox_public_url: Option<String>,
-    /// Where the console's built assets are (cargo-leptos writes them to target/site). [env: LEPTOS_SITE_ROOT]
+    /// Where the console's built assets are (.ci/build-site writes them to target/site). [env: LEPTOS_SITE_ROOT]
     #[arg(long, default_value = DEFAULT_SITE_ROOT)]
     pub site_root: String,
     /// Seconds between scheduler rounds (rent due, leases and documents expiring); 0 runs

@@ -148,9 +148,10 @@ describe(`Gable console in Chromium (${BACKEND})`, { concurrency: false }, () =>
     assert.ok(SANDBOX, 'GABLE_SANDBOX_URL is not set: run the browser tests through tests/browser/run.sh');
     fs.mkdirSync(SHOTS, { recursive: true });
 
-    // The page must ask for the WebAssembly file the build wrote. A server binary built by a
-    // plain `cargo build` (not `cargo leptos build`) asks for /pkg/gable_bg.wasm, which does
-    // not exist, and no page ever hydrates; say so instead of failing step by step.
+    // The page must ask for the WebAssembly file the build wrote. A server binary compiled
+    // without LEPTOS_OUTPUT_NAME (.cargo/config.toml sets it for every cargo command) asks
+    // for /pkg/gable_bg.wasm, which does not exist, and no page ever hydrates; say so instead
+    // of failing step by step.
     const html = await (await fetch(`${CONSOLE}/sign-in`)).text();
     const wasm = /<link[^>]+href="([^"]+\.wasm)"/.exec(html)?.[1];
     assert.ok(wasm, `${CONSOLE}/sign-in does not load any WebAssembly: the console is not being served by this server`);
@@ -159,7 +160,7 @@ describe(`Gable console in Chromium (${BACKEND})`, { concurrency: false }, () =>
       wasmStatus,
       200,
       `the console asks for ${wasm}, which answers ${wasmStatus}: the server binary and target/site are from different builds ` +
-        '(was target/debug/gable rebuilt by a plain `cargo build` rather than `cargo leptos build`?)',
+        '(was the server compiled without .cargo/config.toml\'s LEPTOS_OUTPUT_NAME, or target/site left from another build?)',
     );
 
     await sess.launch();
