@@ -232,17 +232,24 @@ async fn open(args: &StoreArgs) -> anyhow::Result<Store> {
 }
 
 fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(v)?);
-    Ok(())
+    print_out(&format!("{}\n", serde_json::to_string_pretty(v)?))
+}
+
+/// Writes a command's output to stdout. A reader that went away (`gable … | head`) is not
+/// an error of ours: `print!` would panic there.
+fn print_out(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }
 
 async fn run(command: Command, config: Config) -> anyhow::Result<()> {
     let store_args = config.store();
     match command {
-        Command::Schema { dialect } => {
-            print!("{}", schema::init_ddl(dialect));
-            Ok(())
-        }
+        Command::Schema { dialect } => print_out(&schema::init_ddl(dialect)),
         Command::Migrate => {
             open(&store_args).await?;
             eprintln!("migrations applied");

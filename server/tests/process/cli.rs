@@ -295,3 +295,26 @@ fn settings_come_from_the_file_then_the_environment_then_flags() {
     let (ok, _, err) = gable(&["--config".to_string(), dir.path().join("missing.toml").display().to_string()], &["migrate"]);
     assert!(!ok && err.contains("missing.toml"), "{err}");
 }
+
+/// A reader that goes away (`gable tenant create … | head -c0`) ends the command quietly:
+/// the write fails with a broken pipe, which is not the command's error (a `println!`
+/// there used to panic with a backtrace).
+#[test]
+fn a_closed_stdout_is_no_panic() {
+    for (name, store, _dir) in stores() {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(BIN)
+            .args(&store)
+            .args(["tenant", "create", "--name", "Piped Homes"])
+            .env_remove("DATABASE_URL")
+            .env_remove("GABLE_DATA_DIR")
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: exit {:?}: {err}", out.status);
+        assert!(!err.contains("panicked"), "{name}: {err}");
+    }
+}
