@@ -1,6 +1,6 @@
 """A third-party app written with Python's authlib, against Gable's authorization server.
 
-Run by tests/tests/oauth_clients.rs with the tools' venv (.ci/install-tools installs
+Run by tests/tests/it/oauth/clients.rs with the tools' venv (.ci/install-tools installs
 authlib and requests). The "browser" part (opening the authorization URL with the user's
 console session and pressing Allow) is done with requests; everything an app does is
 authlib's: the authorization URL with PKCE S256, the code exchange with

@@ -5,7 +5,7 @@
 //! entry and `register` their schemas, so no command is a special case elsewhere.
 //!
 //! Each entry states what its handler (`http::api::webhooks`) and operation
-//! (`ops::behaviour::webhooks`) do; `tests/tests/openapi_served.rs` provokes every status.
+//! (`ops::behaviour::webhooks`) do; `tests/tests/it/api/openapi.rs` provokes every status.
 
 use utoipa::openapi::content::ContentBuilder;
 use utoipa::openapi::path::{HttpMethod, PathItemBuilder};

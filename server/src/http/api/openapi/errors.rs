@@ -2,7 +2,7 @@
 //! status (`components.responses`), and which statuses each operation documents.
 //!
 //! An operation documents a status only when a request made for it can get that status
-//! (`tests/tests/openapi_served.rs` provokes each one on a running server). `429`
+//! (`tests/tests/it/api/openapi.rs` provokes each one on a running server). `429`
 //! (per-credential rate limits, `http::rate_limit`) can answer any authenticated operation;
 //! it is described once, as the shared `TooManyRequests` response with its headers and in
 //! `info.description`, and no operation lists it.

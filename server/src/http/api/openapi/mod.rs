@@ -16,7 +16,7 @@
 //! It describes only what the server does today: two credentials (API keys as bearer
 //! tokens, and OAuth 2.1 access tokens with the operation's scope), and for each operation
 //! only the statuses a request can actually get
-//! (`tests/tests/openapi_served.rs` provokes every one of them on a running server).
+//! (`tests/tests/it/api/openapi.rs` provokes every one of them on a running server).
 //!
 //! One module per concern: `schemas` (records, write bodies, envelopes), `paths`
 //! (operations and parameters), `commands` (the table of operations on a record beyond its

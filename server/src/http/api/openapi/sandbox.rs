@@ -1,6 +1,6 @@
 //! The sandbox clock's two operations (`http::api::sandbox`): `GET /v1/sandbox/clock` and
 //! `POST /v1/sandbox/clock/advance`. They act on no collection, so they are described here
-//! rather than by the registry; `tests/tests/openapi_served.rs` provokes every status.
+//! rather than by the registry; `tests/tests/it/api/openapi.rs` provokes every status.
 
 use utoipa::openapi::content::ContentBuilder;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, PathItemBuilder};
