@@ -11,6 +11,8 @@ use crate::config::{Config, ServeArgs, StoreArgs};
 use crate::startup::{shutdown_signal, Application};
 use crate::store::{schema, Dialect, Store};
 
+mod collections;
+
 #[derive(Parser)]
 #[command(name = "gable", version, about = "Gable: tenant-scoped property operations (API, console, flows)")]
 struct Cli {
@@ -70,6 +72,8 @@ enum Command {
         #[command(subcommand)]
         command: SandboxCommand,
     },
+    /// Prints the collections of the registry (`--format json` for generators).
+    Collections(collections::CollectionsArgs),
     /// Prints the schema the registry implies (how the first migrations were made).
     #[command(hide = true)]
     Schema {
@@ -250,6 +254,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
     let store_args = config.store();
     match command {
         Command::Schema { dialect } => print_out(&schema::init_ddl(dialect)),
+        Command::Collections(args) => collections::run(&args),
         Command::Migrate => {
             open(&store_args).await?;
             eprintln!("migrations applied");
