@@ -6,8 +6,9 @@ import (
 )
 
 // Client is a client for one environment (base address and credential). It is safe for
-// concurrent use. Each field is one of the API's 38 collections; Collection reaches any
-// collection by its API name.
+// concurrent use. Each exported field is one of the API's collections (`make generate`
+// writes them from the registry, `gable collections`); Collection reaches any collection by
+// its API name.
 type Client struct {
 	key        string
 	baseURL    string
@@ -16,6 +17,7 @@ type Client struct {
 	backoff    time.Duration
 	maxBackoff time.Duration
 
+	// BEGIN GENERATED fields: `make generate` writes these from `gable collections`.
 	Organizations     *Collection // /v1/organizations
 	Companies         *Collection // /v1/companies
 	Users             *Collection // /v1/users
@@ -54,9 +56,11 @@ type Client struct {
 	Webhooks          *Collection // /v1/webhooks
 	WebhookDeliveries *Collection // /v1/webhook-deliveries
 	FlowTokens        *Collection // /v1/flow-tokens
+	// END GENERATED fields
 }
 
 func (c *Client) wire() {
+	// BEGIN GENERATED wire: `make generate` writes these from `gable collections`.
 	c.Organizations = c.Collection("organizations")
 	c.Companies = c.Collection("companies")
 	c.Users = c.Collection("users")
@@ -95,4 +99,5 @@ func (c *Client) wire() {
 	c.Webhooks = c.Collection("webhooks")
 	c.WebhookDeliveries = c.Collection("webhook-deliveries")
 	c.FlowTokens = c.Collection("flow-tokens")
+	// END GENERATED wire
 }

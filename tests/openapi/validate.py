@@ -4,10 +4,12 @@
     validate.py FILE [--server-url URL] [--label NAME]
 
 1. `openapi-spec-validator` (PyPI) validates FILE as an OpenAPI 3.1 document.
-2. Plain-Python checks of what Gable promises (`docs/api.md`): the 38 collections
-   (written out here, not read from the code), unique operationIds, closed write schemas,
-   resolvable `$ref`s, per-operation scopes, the public description endpoint, and nothing
-   Gable does not do yet (no OAuth scheme, no 429).
+2. Plain-Python checks of what Gable promises (`docs/api.md`): the registry's collections
+   and no others, each with exactly the operations it offers (the list below, which
+   `make generate` writes from `gable collections`: committed, not asked of the server under
+   test), unique operationIds, closed write schemas, resolvable `$ref`s, per-operation
+   scopes, the public description endpoint, and nothing Gable does not do yet (no OAuth
+   scheme, no 429).
 
 Prints one line per failed check and exits 1 if any failed, 2 on a usage or load error.
 """
@@ -19,20 +21,57 @@ import json
 import re
 import sys
 
-# docs/api.md, "Records" and "Writes": the 36 collections of the service description, plus the two Gable adds.
-COLLECTIONS = [
-    "organizations", "companies", "users", "roles", "owners", "properties", "buildings",
-    "units", "rooms", "beds", "listings", "leads", "viewings", "applications", "screening",
-    "leases", "signatures", "tenancies", "bookings", "guests", "charges", "invoices",
-    "payments", "refunds", "accounting-entries", "workorders", "inspections", "assets",
-    "vendors", "purchase-orders", "documents", "tasks", "messages", "events", "reports",
-    "webhooks", "webhook-deliveries", "flow-tokens",
-]
-# docs/api.md, "Records" and "Writes": written by Gable only (405 on writes), so no POST is described.
-READ_ONLY = {"events", "webhook-deliveries"}
-# docs/api.md, "Records" and "Writes": financial records are never deleted; journal entries never change.
-NEVER_DELETED = {"payments", "refunds", "accounting-entries", "events", "webhook-deliveries"}
-# Issue 9: the webhook commands beyond the collections' own operations, written out here:
+# Every collection (its path segment) and the operations the API offers on it: `list` and
+# `get` always; `create`, `update` and `delete` unless the collection refuses that write
+# outright (docs/api.md, "Records" and "Writes").
+# BEGIN GENERATED collections: `make generate` writes these from `gable collections`.
+COLLECTIONS = {
+    "organizations": ("list", "get", "create", "update", "delete"),
+    "companies": ("list", "get", "create", "update", "delete"),
+    "users": ("list", "get", "create", "update", "delete"),
+    "roles": ("list", "get", "create", "update", "delete"),
+    "owners": ("list", "get", "create", "update", "delete"),
+    "properties": ("list", "get", "create", "update", "delete"),
+    "buildings": ("list", "get", "create", "update", "delete"),
+    "units": ("list", "get", "create", "update", "delete"),
+    "rooms": ("list", "get", "create", "update", "delete"),
+    "beds": ("list", "get", "create", "update", "delete"),
+    "listings": ("list", "get", "create", "update", "delete"),
+    "leads": ("list", "get", "create", "update", "delete"),
+    "viewings": ("list", "get", "create", "update", "delete"),
+    "applications": ("list", "get", "create", "update", "delete"),
+    "screening": ("list", "get", "create", "update", "delete"),
+    "leases": ("list", "get", "create", "update", "delete"),
+    "signatures": ("list", "get", "create", "update", "delete"),
+    "tenancies": ("list", "get", "create", "update", "delete"),
+    "bookings": ("list", "get", "create", "update", "delete"),
+    "guests": ("list", "get", "create", "update", "delete"),
+    "charges": ("list", "get", "create", "update"),
+    "invoices": ("list", "get", "create", "update", "delete"),
+    "payments": ("list", "get", "create", "update"),
+    "refunds": ("list", "get", "create", "update"),
+    "accounting-entries": ("list", "get", "create"),
+    "workorders": ("list", "get", "create", "update", "delete"),
+    "inspections": ("list", "get", "create", "update", "delete"),
+    "assets": ("list", "get", "create", "update", "delete"),
+    "vendors": ("list", "get", "create", "update", "delete"),
+    "purchase-orders": ("list", "get", "create", "update", "delete"),
+    "documents": ("list", "get", "create", "update", "delete"),
+    "tasks": ("list", "get", "create", "update", "delete"),
+    "messages": ("list", "get", "create", "update", "delete"),
+    "events": ("list", "get"),
+    "reports": ("list", "get", "create", "update"),
+    "webhooks": ("list", "get", "create", "update", "delete"),
+    "webhook-deliveries": ("list", "get"),
+    "flow-tokens": ("list", "get", "create"),
+}
+# END GENERATED collections
+# Written by Gable only (405 on writes), so no POST is described.
+READ_ONLY = {name for name, ops in COLLECTIONS.items() if "create" not in ops}
+# Where each operation is described: (path suffix, method).
+OPERATIONS = {"list": ("", "get"), "get": ("/{id}", "get"), "create": ("", "post"),
+              "update": ("/{id}", "patch"), "delete": ("/{id}", "delete")}
+# The webhook commands beyond the collections' own operations, written out here:
 # path -> (operationId, success status, extra error statuses). All need `webhooks:write`,
 # whichever collection the path names.
 WEBHOOK_COMMANDS = {
@@ -42,7 +81,7 @@ WEBHOOK_COMMANDS = {
     "/v1/webhook-deliveries/{id}/replay": ("replay_webhook_delivery", "201", ()),
     "/v1/events/{id}/replay": ("replay_event", "201", ()),
 }
-# Issue 10: the sandbox clock, on no collection: path -> (method, operationId, responses).
+# The sandbox clock, on no collection: path -> (method, operationId, responses).
 SANDBOX_CLOCK = {
     "/v1/sandbox/clock": ("get", "get_sandbox_clock", {"200", "400", "401", "404", "500"}),
     "/v1/sandbox/clock/advance": ("post", "advance_sandbox_clock",
@@ -151,20 +190,23 @@ def gable_checks(doc: dict, raw_size: int, server_url: str | None, c: Checks) ->
     if c.check(desc is not None, "GET /v1/openapi.json is not described"):
         c.check(desc.get("security") == [], "GET /v1/openapi.json must be public (security: [])")
 
-    # Every collection: list and retrieve; writes as docs/api.md ("Writes") says.
-    for name in COLLECTIONS:
+    # The collections: the registry's, no more (every collection has a record path).
+    described = [m.group(1) for p in paths if (m := re.fullmatch(r"/v1/([a-z-]+)/\{id\}", p))]
+    c.check(sorted(described) == sorted(COLLECTIONS),
+            f"the description's collections differ from the list: more {sorted(set(described) - set(COLLECTIONS))}, "
+            f"fewer {sorted(set(COLLECTIONS) - set(described))} (run `make generate` if the registry changed)")
+    # Every collection: exactly the operations it offers, as docs/api.md ("Writes") says.
+    for name, offered in COLLECTIONS.items():
         item = paths.get(f"/v1/{name}")
         if not c.check(item is not None and "get" in item, f"collection {name}: no GET /v1/{name}"):
             continue
-        record = paths.get(f"/v1/{name}/{{id}}", {})
-        c.check("get" in record, f"collection {name}: no GET /v1/{name}/{{id}}")
-        if name in READ_ONLY:
-            c.check("post" not in item and "patch" not in record and "delete" not in record,
-                    f"collection {name} is written by Gable only but describes a write")
-        else:
-            c.check("post" in item, f"collection {name}: no POST /v1/{name}")
-        if name in NEVER_DELETED:
-            c.check("delete" not in record, f"collection {name} is never deleted but describes DELETE")
+        for op, (suffix, method) in OPERATIONS.items():
+            where = f"{method.upper()} /v1/{name}{suffix}"
+            present = method in paths.get(f"/v1/{name}{suffix}", {})
+            if op in offered:
+                c.check(present, f"collection {name}: {where} ({op}) is not described")
+            else:
+                c.check(not present, f"collection {name} refuses {op}, but {where} is described")
         list_params = [deref(doc, p) for p in item["get"].get("parameters", [])]
         names = {p.get("name") for p in list_params}
         for required in ("limit", "cursor", "sort", f"fields[{name}]"):

@@ -16,6 +16,7 @@ use Gable\Exception\GableException;
  * 5xx and network errors are retried with full-jitter exponential backoff, honouring
  * Retry-After.
  *
+ * BEGIN GENERATED properties: `make generate` writes these from `gable collections`.
  * @property-read Collection $organizations
  * @property-read Collection $companies
  * @property-read Collection $users
@@ -54,6 +55,7 @@ use Gable\Exception\GableException;
  * @property-read Collection $webhooks
  * @property-read Collection $webhookDeliveries
  * @property-read Collection $flowTokens
+ * END GENERATED properties
  */
 final class Client
 {
@@ -67,6 +69,7 @@ final class Client
 
     /** Property name => the collection's API name: every collection of the API. */
     public const COLLECTIONS = [
+        // BEGIN GENERATED collections: `make generate` writes these from `gable collections`.
         'organizations' => 'organizations',
         'companies' => 'companies',
         'users' => 'users',
@@ -105,6 +108,7 @@ final class Client
         'webhooks' => 'webhooks',
         'webhookDeliveries' => 'webhook-deliveries',
         'flowTokens' => 'flow-tokens',
+        // END GENERATED collections
     ];
 
     public readonly string $baseUrl;

@@ -82,6 +82,7 @@ export class Gable {
     return new Collection(this, name);
   }
 
+  // BEGIN GENERATED accessors: `make generate` writes these from `gable collections`.
   readonly organizations = new Collection(this, "organizations");
   readonly companies = new Collection(this, "companies");
   readonly users = new Collection(this, "users");
@@ -120,6 +121,7 @@ export class Gable {
   readonly webhooks = new Collection(this, "webhooks");
   readonly webhookDeliveries = new Collection(this, "webhook-deliveries");
   readonly flowTokens = new Collection(this, "flow-tokens");
+  // END GENERATED accessors
 
   /** Sends one request (with retries); resolves to the decoded JSON answer. */
   async request<T = unknown>(

@@ -1,6 +1,6 @@
 """Gable's Python starter kit (standard library only). See README.md."""
 
-from .client import API_VERSION, LIVE, SANDBOX, Client, Collection, Payments
+from .client import API_VERSION, COLLECTIONS, LIVE, SANDBOX, Client, Collection, Payments
 from .errors import (
     AuthenticationError,
     ConflictError,
@@ -16,6 +16,7 @@ from .webhooks import SignatureVerificationError, verify
 
 __all__ = [
     "API_VERSION",
+    "COLLECTIONS",
     "LIVE",
     "SANDBOX",
     "Client",

@@ -30,6 +30,19 @@ SANDBOX = "http://127.0.0.1:8081/v1"
 JSON = Dict[str, Any]
 Filter = Union[str, int, float, bool, Sequence[Any], Mapping[str, Any]]
 
+#: The API's collections; each is an attribute of a client (``purchase-orders`` is
+#: ``client.purchase_orders``).
+# BEGIN GENERATED collections: `make generate` writes these from `gable collections`.
+COLLECTIONS = (
+    "organizations", "companies", "users", "roles", "owners", "properties", "buildings", "units",
+    "rooms", "beds", "listings", "leads", "viewings", "applications", "screening", "leases",
+    "signatures", "tenancies", "bookings", "guests", "charges", "invoices", "payments", "refunds",
+    "accounting-entries", "workorders", "inspections", "assets", "vendors", "purchase-orders",
+    "documents", "tasks", "messages", "events", "reports", "webhooks", "webhook-deliveries",
+    "flow-tokens",
+)
+# END GENERATED collections
+
 
 class Client:
     """A client for one environment.
@@ -72,9 +85,13 @@ class Client:
         return Collection(self, name)
 
     def __getattr__(self, attr: str) -> "Collection":
-        if attr.startswith("_"):
-            raise AttributeError(attr)
-        return Collection(self, attr.replace("_", "-"))
+        name = attr.replace("_", "-")
+        if attr.startswith("_") or name not in COLLECTIONS:
+            raise AttributeError(f"Gable has no collection named {attr!r}; see gable.COLLECTIONS")
+        return Collection(self, name)
+
+    def __dir__(self) -> list:
+        return sorted(set(super().__dir__()) | {name.replace("-", "_") for name in COLLECTIONS})
 
     @property
     def payments(self) -> "Payments":

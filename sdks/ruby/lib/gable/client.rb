@@ -21,6 +21,7 @@ module Gable
     SANDBOX_URL = "http://127.0.0.1:8081/v1"
 
     # The API's collections; each has an accessor (`purchase-orders` is `#purchase_orders`).
+    # BEGIN GENERATED collections: `make generate` writes these from `gable collections`.
     COLLECTIONS = %w[
       organizations companies users roles owners properties buildings units rooms beds
       listings leads viewings applications screening leases signatures tenancies bookings
@@ -28,6 +29,7 @@ module Gable
       assets vendors purchase-orders documents tasks messages events reports webhooks
       webhook-deliveries flow-tokens
     ].freeze
+    # END GENERATED collections
 
     NETWORK_ERRORS = [
       SystemCallError, IOError, SocketError, Timeout::Error, OpenSSL::SSL::SSLError

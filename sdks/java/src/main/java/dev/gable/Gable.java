@@ -107,6 +107,7 @@ public final class Gable {
         return new Resource(this, name);
     }
 
+    // BEGIN GENERATED accessors: `make generate` writes these from `gable collections`.
     public Resource organizations() { return collection("organizations"); }
     public Resource companies() { return collection("companies"); }
     public Resource users() { return collection("users"); }
@@ -145,6 +146,7 @@ public final class Gable {
     public Resource webhooks() { return collection("webhooks"); }
     public Resource webhookDeliveries() { return collection("webhook-deliveries"); }
     public Resource flowTokens() { return collection("flow-tokens"); }
+    // END GENERATED accessors
 
     /**
      * Sends one request, retrying 429, 5xx and network errors; returns the decoded JSON body.
