@@ -15,6 +15,8 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -71,6 +73,70 @@ func ids(records []gable.Record) []string {
 		out[i] = r.ID()
 	}
 	return out
+}
+
+// Every collection of the served description is a field of the client, and every field is
+// one of them (the fields are generated from the registry: `make generate`).
+func TestEveryCollectionHasAnAccessor(t *testing.T) {
+	c := client(t)
+	var doc struct {
+		Paths map[string]any `json:"paths"`
+	}
+	if err := c.Do(context.Background(), "GET", "/openapi.json", nil, nil, &doc); err != nil {
+		t.Fatal(err)
+	}
+	// Every collection has a record path, /v1/{name}/{id}; nothing else has one.
+	recordPath := regexp.MustCompile(`^/v1/([a-z-]+)/\{id\}$`)
+	var described []string
+	for p := range doc.Paths {
+		if m := recordPath.FindStringSubmatch(p); m != nil {
+			described = append(described, m[1])
+		}
+	}
+	if len(described) == 0 {
+		t.Fatal("the description has no collections")
+	}
+	v := reflect.ValueOf(c).Elem()
+	var fields []string
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		var name string
+		switch col := v.Field(i).Interface().(type) {
+		case *gable.Collection:
+			name = col.Name()
+		case *gable.Payments:
+			name = col.Name()
+		default:
+			t.Fatalf("field %s is a %T, not a collection", f.Name, col)
+		}
+		if v.Field(i).IsNil() {
+			t.Fatalf("field %s is nil", f.Name)
+		}
+		if want := pascal(name); f.Name != want {
+			t.Errorf("the field of %s is %s, want %s", name, f.Name, want)
+		}
+		fields = append(fields, name)
+	}
+	sort.Strings(described)
+	sort.Strings(fields)
+	if !reflect.DeepEqual(fields, described) {
+		t.Fatalf("the client's collections differ from the served description's (run `make generate`):\n got  %v\n want %v", fields, described)
+	}
+	if c.Collection("purchase-orders").Name() != "purchase-orders" || c.PurchaseOrders.Name() != "purchase-orders" {
+		t.Error("purchase-orders")
+	}
+}
+
+// pascal is a collection's field name: `purchase-orders` is PurchaseOrders.
+func pascal(name string) string {
+	var b strings.Builder
+	for _, w := range strings.Split(name, "-") {
+		b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+	}
+	return b.String()
 }
 
 func TestCreateListWithAutoPaginationAndFilters(t *testing.T) {

@@ -35,6 +35,22 @@ final class AgainstGableTest extends TestCase
         self::$property = self::$g->properties->create(['name' => 'Kit Court ' . self::$run, 'kind' => 'residential', 'address' => self::ADDRESS]);
     }
 
+    /** Every collection has a record path, /v1/{name}/{id}; nothing else has one. */
+    public function testTheCollectionsAreTheServedDescriptions(): void
+    {
+        $described = [];
+        foreach (array_keys(self::$g->request('GET', '/openapi.json')['paths']) as $path) {
+            if (preg_match('#^/v1/([a-z-]+)/\{id\}$#', $path, $m) === 1) {
+                $described[] = $m[1];
+            }
+        }
+        $this->assertNotEmpty($described);
+        $kit = array_values(Client::COLLECTIONS);
+        sort($described);
+        sort($kit);
+        $this->assertSame($described, $kit, 'the list is generated from the registry: run `make generate`');
+    }
+
     public function testCreateListWithAutoPaginationAndFilters(): void
     {
         $g = self::$g;

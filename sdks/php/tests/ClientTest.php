@@ -28,8 +28,9 @@ final class ClientTest extends TestCase
 
     public function testEveryCollectionIsAPropertyAndByName(): void
     {
+        // That the list is the served description's: AgainstGableTest.
         $client = new Client('gbl_test_x', $this->receiver->url);
-        $this->assertCount(38, Client::COLLECTIONS);
+        $this->assertNotEmpty(Client::COLLECTIONS);
         foreach (Client::COLLECTIONS as $property => $name) {
             $this->assertInstanceOf(Collection::class, $client->{$property});
             $this->assertSame($name, $client->{$property}->name);

@@ -4,6 +4,7 @@ GABLE_TEST_KEY: a sandbox key with every scope). Standard library only."""
 import http.server
 import json
 import os
+import re
 import threading
 import time
 import unittest
@@ -26,6 +27,14 @@ class AgainstGable(unittest.TestCase):
     def setUpClass(cls):
         cls.g = client()
         cls.property = cls.g.properties.create({"name": f"Kit Court {RUN}", "kind": "residential", "address": ADDRESS})
+
+    def test_the_collections_are_the_served_descriptions(self):
+        # Every collection has a record path, /v1/{name}/{id}; nothing else has one. The
+        # kit's list is generated from the registry (`make generate`).
+        paths = self.g.request("GET", "/openapi.json")["paths"]
+        described = [m.group(1) for p in paths if (m := re.fullmatch(r"/v1/([a-z-]+)/\{id\}", p))]
+        self.assertTrue(described)
+        self.assertEqual(sorted(described), sorted(gable.COLLECTIONS), "run `make generate`")
 
     def test_create_list_with_auto_pagination_and_filters(self):
         own = self.g.properties.create({"name": f"Paging Court {RUN}", "kind": "residential", "address": ADDRESS})

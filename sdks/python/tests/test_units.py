@@ -1,5 +1,6 @@
-"""Unit tests that need no server: webhook signatures in either hex case, and a list that
-ends when a page says ``has_more`` without a ``next_cursor``. Standard library only."""
+"""Unit tests that need no server: webhook signatures in either hex case, a list that ends
+when a page says ``has_more`` without a ``next_cursor``, and the collection attributes.
+Standard library only."""
 
 import hashlib
 import hmac
@@ -100,3 +101,17 @@ class ErrorClasses(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Accessors(unittest.TestCase):
+    """That the list is the served description's: test_against_gable."""
+
+    def test_every_collection_is_an_attribute_and_nothing_else_is(self):
+        client = gable.Client("k")
+        for name in gable.COLLECTIONS:
+            self.assertEqual(getattr(client, name.replace("-", "_")).name, name)
+            self.assertIn(name.replace("-", "_"), dir(client))
+        self.assertIsInstance(client.payments, gable.Payments)
+        self.assertEqual(client.purchase_orders.name, "purchase-orders")
+        with self.assertRaises(AttributeError):
+            client.purchase_order  # a typo is an error, not a collection that 404s

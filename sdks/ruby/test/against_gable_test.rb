@@ -27,6 +27,14 @@ class AgainstGableTest < Minitest::Test
     Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
 
+  # Every collection has a record path, /v1/{name}/{id}; nothing else has one. The kit's
+  # list is generated from the registry (`make generate`).
+  def test_the_collections_are_the_served_description_s
+    described = gable.request(:get, "/openapi.json")["paths"].keys.filter_map { |p| p[%r{\A/v1/([a-z-]+)/\{id\}\z}, 1] }
+    refute_empty described
+    assert_equal described.sort, Gable::Client::COLLECTIONS.sort, "run `make generate`"
+  end
+
   def test_create_list_with_auto_pagination_and_filters
     own = new_property("Paging Court")
     made = Array.new(5) { |i| gable.units.create({ property_id: own["id"], number: "#{RUN}-#{i}", bedrooms: i % 2 }) }

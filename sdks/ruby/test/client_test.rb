@@ -31,9 +31,9 @@ class ClientTest < Minitest::Test
     refute_includes Gable::Client.live("gbl_live_secret").inspect, "gbl_live_secret"
   end
 
+  # That the list is the served description's: AgainstGableTest.
   def test_every_collection_has_an_accessor
     c = Gable::Client.sandbox("k")
-    assert_equal 38, Gable::Client::COLLECTIONS.size
     Gable::Client::COLLECTIONS.each { |name| assert_equal name, c.public_send(name.tr("-", "_")).name }
     assert_same c.purchase_orders, c.collection("purchase-orders")
     assert_instance_of Gable::Payments, c.payments

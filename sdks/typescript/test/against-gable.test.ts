@@ -12,6 +12,7 @@ import { before, describe, it } from "node:test";
 
 import {
   AuthenticationError,
+  Collection,
   ConflictError,
   Gable,
   GableError,
@@ -61,6 +62,19 @@ describe("against Gable", () => {
 
   before(async () => {
     property = await gable.properties.create({ name: `Kit Court ${RUN}`, kind: "residential", address: ADDRESS });
+  });
+
+  it("has an accessor for each collection of the served description, and for no other", async () => {
+    // Every collection has a record path, /v1/{name}/{id}; nothing else has one.
+    const doc = await gable.request<{ paths: Record<string, unknown> }>("GET", "/openapi.json");
+    const described = Object.keys(doc.paths).flatMap((p) => /^\/v1\/([a-z-]+)\/\{id\}$/.exec(p)?.[1] ?? []);
+    assert.ok(described.length > 0, "the description has collections");
+    const accessors = Object.entries(gable).filter((e): e is [string, Collection] => e[1] instanceof Collection);
+    assert.deepEqual(accessors.map(([, c]) => c.name).sort(), [...described].sort(), "run `make generate`");
+    for (const [property, c] of accessors) {
+      assert.equal(property, c.name.replace(/-(.)/g, (_, l: string) => l.toUpperCase()), c.name);
+    }
+    assert.ok(gable.payments instanceof Collection && gable.purchaseOrders.name === "purchase-orders");
   });
 
   describe("create, list, filters", () => {

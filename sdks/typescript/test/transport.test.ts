@@ -8,12 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 
-import { API_VERSION, Collection, Gable, GableError, LIVE_URL, SANDBOX_URL, ServerError } from "@gable/sdk";
-
-const COLLECTIONS = `organizations companies users roles owners properties buildings units rooms beds listings leads
-  viewings applications screening leases signatures tenancies bookings guests charges invoices payments refunds
-  accounting-entries workorders inspections assets vendors purchase-orders documents tasks messages events reports
-  webhooks webhook-deliveries flow-tokens`.split(/\s+/);
+import { API_VERSION, Gable, GableError, LIVE_URL, SANDBOX_URL, ServerError } from "@gable/sdk";
 
 interface Seen {
   method: string;
@@ -51,16 +46,6 @@ describe("transport", () => {
     assert.equal(Gable.sandbox("k").baseUrl, SANDBOX_URL);
     assert.equal(new Gable("k").baseUrl, SANDBOX_URL);
     assert.deepEqual([LIVE_URL, SANDBOX_URL], ["http://127.0.0.1:8080/v1", "http://127.0.0.1:8081/v1"]);
-  });
-
-  it("has an accessor for each of the 38 collections", () => {
-    const gable = new Gable("k") as unknown as Record<string, unknown>;
-    assert.equal(COLLECTIONS.length, 38);
-    for (const name of COLLECTIONS) {
-      const accessor = gable[name.replace(/-(.)/g, (_, c: string) => c.toUpperCase())];
-      assert.ok(accessor instanceof Collection, name);
-      assert.equal(accessor.name, name);
-    }
   });
 
   it("sends the pinned headers, and one Idempotency-Key across a POST's retries (after Retry-After)", async () => {

@@ -10,12 +10,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
+import java.lang.reflect.Method;
 import java.math.BigDecimal;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +26,8 @@ import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -53,6 +57,46 @@ class AgainstGableTest {
     @BeforeAll
     void createProperty() {
         property = gable.properties().create(Map.of("name", "Kit Court " + RUN, "kind", "residential", "address", ADDRESS));
+    }
+
+    /**
+     * Every collection of the served description has an accessor, and every accessor is one
+     * of them (the accessors are generated from the registry: {@code make generate}). Every
+     * collection has a record path, {@code /v1/{name}/{id}}; nothing else has one.
+     */
+    @Test
+    void everyCollectionOfTheServedDescriptionHasAnAccessor() throws ReflectiveOperationException {
+        Pattern recordPath = Pattern.compile("/v1/([a-z-]+)/\\{id\\}");
+        Map<?, ?> paths = (Map<?, ?>) gable.request("GET", "/openapi.json", null, null).get("paths");
+        List<String> described = new ArrayList<>();
+        for (Object path : paths.keySet()) {
+            Matcher m = recordPath.matcher((String) path);
+            if (m.matches()) {
+                described.add(m.group(1));
+            }
+        }
+        assertFalse(described.isEmpty(), "the description has collections");
+        List<String> accessors = new ArrayList<>();
+        for (Method method : Gable.class.getMethods()) {
+            if (method.getParameterCount() == 0 && Resource.class.isAssignableFrom(method.getReturnType())) {
+                String name = ((Resource) method.invoke(gable)).name();
+                assertEquals(camel(name), method.getName(), name);
+                accessors.add(name);
+            }
+        }
+        Collections.sort(described);
+        Collections.sort(accessors);
+        assertEquals(described, accessors, "run `make generate`");
+        assertInstanceOf(Payments.class, gable.payments());
+    }
+
+    /** A collection's accessor: {@code purchase-orders} is {@code purchaseOrders()}. */
+    static String camel(String name) {
+        StringBuilder out = new StringBuilder();
+        for (String word : name.split("-")) {
+            out.append(out.length() == 0 ? word : Character.toUpperCase(word.charAt(0)) + word.substring(1));
+        }
+        return out.toString();
     }
 
     @Test
