@@ -8,6 +8,10 @@ use super::list::{lookup, Filter, ListQuery};
 use super::registry::Collection;
 use super::scopes::{self, Access};
 
+/// The current dated API version: the `api_version` every event is written with, and the
+/// version the API serves when a request pins none (`http::version`).
+pub const API_VERSION: &str = "2026-11-22";
+
 /// What causes an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cause {

@@ -8,8 +8,9 @@ use axum::response::{IntoResponse, Response};
 
 use crate::error::Error;
 
-/// The current dated version; also the API description's `info.version`.
-pub const CURRENT: &str = "2026-11-22";
+/// The current dated version, the events' (`domain::events::API_VERSION`); also the API
+/// description's `info.version`.
+pub const CURRENT: &str = crate::domain::events::API_VERSION;
 /// Every dated version this server still serves.
 pub const SUPPORTED: &[&str] = &[CURRENT];
 

@@ -14,7 +14,6 @@ use crate::domain::record::Record;
 use crate::domain::registry::{Collection, Ty};
 use crate::domain::value::Val;
 use crate::error::{Error, Result};
-use crate::http::version::CURRENT;
 use crate::store::Tx;
 
 /// One event to write.
@@ -58,7 +57,7 @@ pub async fn write(tx: &mut Tx, e: NewEvent<'_>) -> Result<Option<usize>> {
         Expr::val(d.ts(e.at)).into(),
         Expr::val(d.ts(e.at)).into(),
         e.kind.into(),
-        CURRENT.into(),
+        events::API_VERSION.into(),
         Expr::val(d.json(e.data)).into(),
         Expr::val(d.uuid(e.related)).into(),
         Expr::val(d.value(Ty::Uuid, &e.property.map(Val::Uuid).unwrap_or(Val::Null))).into(),

@@ -204,7 +204,7 @@ impl Work {
             "type": kind,
             "created_at": crate::domain::value::format_datetime(&now),
             "livemode": livemode,
-            "api_version": crate::http::version::CURRENT,
+            "api_version": events::API_VERSION,
             "data": events::data(object, Map::new(), &[]),
             "test": true,
         });
