@@ -1,10 +1,11 @@
-//! A world: one record in each of the 38 collections for one tenant's sandbox, made
-//! through the API with minimal create bodies (and, for the two collections only Gable
-//! writes, straight through the store).
+//! A world: one record in each collection of the registry for one tenant's sandbox, made
+//! through the API with minimal create bodies (and, for the collections only Gable writes,
+//! straight through the store). A new collection needs its line here: `build` names the
+//! collections it lacks.
 
 use std::collections::BTreeMap;
 
-use gable::domain::collections::collection;
+use gable::domain::collections::{collection, COLLECTIONS};
 use gable::domain::value::Val;
 use gable::store::records::NewRow;
 use serde_json::{json, Value};
@@ -147,7 +148,9 @@ pub async fn build(app: &TestApp, tenant: Uuid, key: &str) -> World {
     )
     .await;
     w.ids.insert("webhook-deliveries", delivery.to_string());
-    assert_eq!(w.ids.len(), 38, "the world covers every collection");
+    let missing: Vec<&str> = COLLECTIONS.iter().map(|c| c.name).filter(|c| !w.ids.contains_key(c)).collect();
+    assert!(missing.is_empty(), "the world covers every collection: add a record of {missing:?} to tests/src/world.rs");
+    assert_eq!(w.ids.len(), COLLECTIONS.len(), "the world's records are of the registry's collections");
     w
 }
 
