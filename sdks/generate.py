@@ -253,7 +253,12 @@ def main() -> int:
         print(f"generate: {len(stale)} of {len(TARGETS)} files differ from the registry ({len(cs)} collections): "
               "run `make generate`", file=sys.stderr)
         return 1
-    done = f"{len(stale)} rewritten, the others up to date" if stale else "all up to date"
+    if not stale:
+        done = "all up to date"
+    elif len(stale) == len(TARGETS):
+        done = "all rewritten"
+    else:
+        done = f"{len(stale)} rewritten, the others up to date"
     print(f"generate: {len(cs)} collections; {len(TARGETS)} files, {done}")
     return 0
 

@@ -193,8 +193,8 @@ def gable_checks(doc: dict, raw_size: int, server_url: str | None, c: Checks) ->
     # The collections: the registry's, no more (every collection has a record path).
     described = [m.group(1) for p in paths if (m := re.fullmatch(r"/v1/([a-z-]+)/\{id\}", p))]
     c.check(sorted(described) == sorted(COLLECTIONS),
-            f"the description's collections differ from the list: more {sorted(set(described) - set(COLLECTIONS))}, "
-            f"fewer {sorted(set(COLLECTIONS) - set(described))} (run `make generate` if the registry changed)")
+            f"the collections differ from the list: described but not listed {sorted(set(described) - set(COLLECTIONS))}, "
+            f"listed but not described {sorted(set(COLLECTIONS) - set(described))} (run `make generate` if the registry changed)")
     # Every collection: exactly the operations it offers, as docs/api.md ("Writes") says.
     for name, offered in COLLECTIONS.items():
         item = paths.get(f"/v1/{name}")
