@@ -309,8 +309,9 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             let store = open(&store_args).await?;
             anyhow::ensure!(store.tenant_exists(tenant).await?, "no tenant {tenant}");
             let (client, secret) =
-                crate::oauth::register_client(&store, tenant, &name, &redirect_uris, public, env.livemode(), chrono::Utc::now()).await?;
-            let mut out = crate::oauth::client_json(&client);
+                crate::ops::oauth::register_client(&store, tenant, &name, &redirect_uris, public, env.livemode(), chrono::Utc::now())
+                    .await?;
+            let mut out = crate::ops::oauth::client_json(&client);
             if let Some(secret) = secret {
                 out["client_secret"] = serde_json::json!(secret);
                 eprintln!("The client secret is shown this once; Gable keeps only its SHA-256.");

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use crate::domain::collections::named;
 use crate::error::Result;
-use crate::jobs::{leases, Reach};
+use crate::ops::time::{leases, Reach};
 use crate::ops::{Actor, Operations, Work};
 
 /// What the portfolio holds.

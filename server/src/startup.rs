@@ -15,8 +15,8 @@ use crate::config::{ServeArgs, Settings};
 use crate::crypto::MasterKey;
 use crate::domain::cursor::CursorKey;
 use crate::http;
+use crate::http::state::{ApiState, AppState};
 use crate::ops::Operations;
-use crate::state::{ApiState, AppState};
 use crate::store::Store;
 
 pub struct Application {
@@ -101,7 +101,12 @@ impl Application {
             .with_graceful_shutdown(wait(rx.clone()));
         let test = axum::serve(self.test, self.test_router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(wait(rx.clone()));
-        let jobs = tokio::spawn(crate::jobs::run(self.state.clone(), self.scheduler_interval, self.delivery_concurrency, rx.clone()));
+        let jobs = tokio::spawn(crate::jobs::run(
+            crate::jobs::Background::from(&self.state),
+            self.scheduler_interval,
+            self.delivery_concurrency,
+            rx.clone(),
+        ));
         tokio::spawn(async move {
             shutdown.await;
             let _ = tx.send(true);

@@ -68,9 +68,10 @@ impl ConsoleService {
         require_manage(me, "register OAuth apps")?;
         let tenant = tenant_of(me)?;
         let uris = lines(&form.redirect_uris);
-        let (app, secret) = crate::oauth::register_client(&self.store, tenant, &form.name, &uris, form.public, me.livemode, self.now())
-            .await
-            .map_err(form_error("registering an oauth app"))?;
+        let (app, secret) =
+            crate::ops::oauth::register_client(&self.store, tenant, &form.name, &uris, form.public, me.livemode, self.now())
+                .await
+                .map_err(form_error("registering an oauth app"))?;
         tracing::info!(tenant = %tenant, app = %app.id, by = %me.user_id, "console: oauth app registered");
         Ok(OAuthAppWithSecret { app: view(&app), client_secret: secret })
     }
@@ -79,7 +80,7 @@ impl ConsoleService {
         require_manage(me, "change OAuth apps")?;
         let mut app = self.tenant_app(me, id).await?;
         let uris = lines(redirect_uris);
-        crate::oauth::check_redirect_uris(&uris).map_err(form_error("checking redirect URIs"))?;
+        crate::ops::oauth::check_redirect_uris(&uris).map_err(form_error("checking redirect URIs"))?;
         self.store
             .oauth_update_client(app.tenant_id, app.id, Some(&uris), None, self.now())
             .await

@@ -19,8 +19,8 @@ use uuid::Uuid;
 
 use crate::domain::flows::{self, Grant};
 use crate::error::Error;
+use crate::http::state::ApiState;
 use crate::ops::Actor;
-use crate::state::ApiState;
 use crate::store::records::Scope;
 
 /// What kind of credential a request came with.
@@ -106,7 +106,7 @@ async fn resolve(st: &ApiState, headers: &HeaderMap) -> Result<Credential, Error
 /// An OAuth access token: known, unexpired, its authorization standing and its user
 /// active; it acts in the user's tenant, in its app's environment, with the granted scopes.
 async fn resolve_access_token(st: &ApiState, secret: &str) -> Result<Credential, Error> {
-    let access = crate::oauth::access(&st.app.store, secret, st.app.ops.clock().now())
+    let access = crate::ops::oauth::access(&st.app.store, secret, st.app.ops.clock().now())
         .await?
         .ok_or_else(|| Error::Unauthenticated("the access token is not valid, has expired or was revoked".into()))?;
     if access.livemode != st.livemode {

@@ -20,7 +20,7 @@ use axum::Router;
 use sha2::{Digest, Sha256};
 
 use crate::domain::flows::{self, Flow};
-use crate::state::ApiState;
+use crate::http::state::ApiState;
 
 /// The loader, as served (plain JavaScript, no build step).
 const LOADER: &str = include_str!("../../../embed/loader/embed.js");

@@ -37,8 +37,8 @@ use crate::crypto::MasterKey;
 use crate::error::{Error, Result};
 use crate::http::auth::Credential;
 use crate::http::body::MAX_BODY;
+use crate::http::state::ApiState;
 use crate::ops::Work;
-use crate::state::ApiState;
 use crate::store::idempotency::{self, Owner, Reservation, KEEP};
 use crate::store::{Intent, Tx};
 

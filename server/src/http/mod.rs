@@ -18,6 +18,7 @@ pub mod idempotency;
 pub mod oauth;
 pub mod rate_limit;
 pub mod request_id;
+pub mod state;
 pub mod version;
 
 use std::any::Any;
@@ -34,7 +35,7 @@ use leptos::prelude::LeptosOptions;
 use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::error::Error;
-use crate::state::ApiState;
+use crate::http::state::ApiState;
 
 /// The router of one listener. Production also hosts the console; the sandbox serves the API.
 pub fn router(state: ApiState, console: Option<(LeptosOptions, Arc<dyn Console>, ConsoleConfig)>) -> Router {

@@ -19,8 +19,8 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 use crate::domain::oauth as rules;
-use crate::oauth::{self, ClientAuth, TokenError};
-use crate::state::ApiState;
+use crate::http::state::ApiState;
+use crate::ops::oauth::{self, ClientAuth, TokenError};
 use crate::store::oauth::Issued;
 
 pub fn router() -> Router<ApiState> {

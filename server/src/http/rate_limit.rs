@@ -37,7 +37,7 @@ use uuid::Uuid;
 
 use crate::error::Error;
 use crate::http::auth::Credential;
-use crate::state::ApiState;
+use crate::http::state::ApiState;
 
 pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 pub const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");

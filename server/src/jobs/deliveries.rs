@@ -29,8 +29,8 @@ use crate::domain::collections::collection;
 use crate::domain::record::Record;
 use crate::domain::webhooks;
 use crate::error::{Error, Result};
+use crate::ops::Operations;
 use crate::outbound::{self, SendError};
-use crate::state::AppState;
 use crate::store::deliveries::{self, Claimed, Outcome, Trigger};
 use crate::store::{Intent, Store};
 
@@ -56,12 +56,12 @@ struct Finished {
 /// Writes outcomes to the register in batches: it takes one, then everything else that
 /// is waiting, and commits them together. Attempts wait for their reply, so an attempt's
 /// slot is freed only once its outcome is durable (or its claim is left to lapse).
-async fn record(app: Arc<AppState>, mut finished: mpsc::Receiver<Finished>) {
+async fn record(ops: Operations, mut finished: mpsc::Receiver<Finished>) {
     let mut batch = Vec::with_capacity(RECORD_BATCH);
     while finished.recv_many(&mut batch, RECORD_BATCH).await > 0 {
-        let now = app.ops.clock().now();
+        let now = ops.clock().now();
         let written = async {
-            let mut tx = app.store.begin_system(Intent::Write).await?;
+            let mut tx = ops.store().begin_system(Intent::Write).await?;
             let done: Vec<_> = batch.iter().map(|f| (&f.claimed, &f.outcome)).collect();
             let recorded = deliveries::finish_all(&mut tx, &done, now).await?;
             tx.commit().await?;
@@ -70,7 +70,7 @@ async fn record(app: Arc<AppState>, mut finished: mpsc::Receiver<Finished>) {
         match written.await {
             Ok(recorded) => {
                 if batch.iter().zip(&recorded).any(|(f, r)| *r && f.outcome.retry_at.is_some()) {
-                    app.ops.signals().deliveries_due.notify_one();
+                    ops.signals().deliveries_due.notify_one();
                 }
                 for (f, r) in batch.drain(..).zip(recorded) {
                     let _ = f.reply.send(Some(r));
@@ -92,7 +92,7 @@ type Request = (Vec<u8>, Vec<(String, String)>, url::Url);
 /// The worker's shared parts.
 #[derive(Clone)]
 pub struct Deliverer {
-    app: Arc<AppState>,
+    ops: Operations,
     client: outbound::Client,
     slots: Arc<Semaphore>,
     busy: Arc<Mutex<HashMap<Uuid, usize>>>,
@@ -104,11 +104,11 @@ pub struct Deliverer {
 }
 
 impl Deliverer {
-    pub fn new(app: Arc<AppState>, client: outbound::Client, concurrency: usize) -> Deliverer {
+    pub fn new(ops: Operations, client: outbound::Client, concurrency: usize) -> Deliverer {
         let (finished, outcomes) = mpsc::channel(concurrency.max(1));
-        tokio::spawn(record(app.clone(), outcomes));
+        tokio::spawn(record(ops.clone(), outcomes));
         Deliverer {
-            app,
+            ops,
             finished,
             client,
             concurrency,
@@ -124,11 +124,11 @@ impl Deliverer {
     }
 
     fn store(&self) -> &Store {
-        &self.app.store
+        self.ops.store()
     }
 
     fn now(&self) -> DateTime<Utc> {
-        self.app.ops.clock().now()
+        self.ops.clock().now()
     }
 
     /// Claims what is due now (as much as there is room for) and starts each attempt;
@@ -204,7 +204,7 @@ impl Deliverer {
     /// The headers and address of an attempt, or why it cannot be made (recorded as the
     /// attempt's error, without retries: nothing would change by waiting).
     fn request(&self, c: &Claimed, body: Vec<u8>, now: DateTime<Utc>) -> std::result::Result<Request, String> {
-        let key: &MasterKey = self.app.ops.master_key();
+        let key: &MasterKey = self.ops.master_key();
         let context = webhooks::secret_context(c.tenant, c.livemode, c.webhook_id);
         let current = c.secret_sealed.as_deref().and_then(|s| key.open(s, &context)).ok_or_else(|| {
             tracing::error!(webhook = %c.webhook_id, "a webhook secret does not open under this master key");
@@ -304,7 +304,7 @@ impl Deliverer {
 
     /// The loop beside the listeners, until `stop`.
     pub async fn run(self, mut stop: watch::Receiver<bool>) {
-        let due = self.app.ops.signals().deliveries_due.clone();
+        let due = self.ops.signals().deliveries_due.clone();
         let listener = {
             let (store, due) = (self.store().clone(), due.clone());
             tokio::spawn(async move {

@@ -13,12 +13,16 @@
 //!   idempotent response, say) commits or rolls back together with the operation.
 //!
 //! What a collection does beyond validation and storage lives in its own module under
-//! `behaviour`; the rules themselves are plain Rust in `crate::domain`.
+//! `behaviour`; the rules themselves are plain Rust in `crate::domain`. Beside the
+//! operations: what time causes and the sandbox clock (`time`), what the embeddable flows
+//! read and write (`flows`), and the OAuth authorization server's token side (`oauth`).
 
 mod behaviour;
 pub mod flows;
+pub mod oauth;
 pub mod outbox;
 mod postings;
+pub mod time;
 
 use std::sync::Arc;
 

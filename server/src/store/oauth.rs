@@ -1,4 +1,4 @@
-//! OAuth 2.1's storage (`crate::oauth`): apps, grants (one authorization and the
+//! OAuth 2.1's storage (`crate::ops::oauth`): apps, grants (one authorization and the
 //! family of its code and tokens), codes and tokens. System tables, read outside any
 //! tenant: an app of one tenant is authorized by users of others, and a token is found
 //! by its hash before anyone knows its tenant. Codes, secrets and tokens are kept only

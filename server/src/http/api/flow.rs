@@ -19,8 +19,8 @@ use crate::http::body::JsonBody;
 use crate::http::client::cross_site;
 use crate::http::envelope;
 use crate::http::idempotency::Idem;
+use crate::http::state::ApiState;
 use crate::ops::flows;
-use crate::state::ApiState;
 
 pub fn router() -> Router<ApiState> {
     Router::new().route("/v1/flow", get(session)).route("/v1/flow/{write}", post(write)).route_layer(middleware::from_fn(own_pages_only))

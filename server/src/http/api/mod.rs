@@ -12,8 +12,8 @@ pub mod webhooks;
 use axum::routing::{get, post};
 use axum::{middleware, Router};
 
+use crate::http::state::ApiState;
 use crate::http::{auth, idempotency};
-use crate::state::ApiState;
 
 pub fn router(state: &ApiState) -> Router<ApiState> {
     let authenticated = Router::new()

@@ -19,7 +19,7 @@ use crate::http::auth::Credential;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::http::idempotency::Idem;
-use crate::state::ApiState;
+use crate::http::state::ApiState;
 
 fn resolve(name: &str) -> Result<&'static Collection> {
     collection(name).ok_or_else(|| Error::NotFound { message: format!("there is no collection named `{name}`"), param: None })

@@ -1,7 +1,7 @@
 //! The sandbox clock (like Stripe's test clocks): `GET /v1/sandbox/clock` and
 //! `POST /v1/sandbox/clock/advance {"to": <RFC 3339 date-time>}`, on the sandbox
 //! listener only (`404` on production: live data never sees it). Per tenant, forward
-//! only; advancing runs what time causes in the sandbox, day by day (`jobs::advance_sandbox`).
+//! only; advancing runs what time causes in the sandbox, day by day (`ops::time::sandbox`).
 
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
@@ -16,7 +16,8 @@ use crate::domain::value::parse_datetime;
 use crate::error::{Error, Result};
 use crate::http::auth::Credential;
 use crate::http::envelope;
-use crate::state::ApiState;
+use crate::http::state::ApiState;
+use crate::ops::time::sandbox;
 
 pub fn router() -> Router<ApiState> {
     Router::new().route("/v1/sandbox/clock", get(clock)).route("/v1/sandbox/clock/advance", post(advance))
@@ -40,7 +41,7 @@ fn clock_body(now: DateTime<Utc>) -> serde_json::Value {
 /// `200` with the sandbox's time now. Any sandbox key may read it.
 async fn clock(State(st): State<ApiState>, cred: Credential) -> Result<Response> {
     sandbox_only(&cred)?;
-    let now = crate::jobs::sandbox_now(&st.app, cred.actor.scope.tenant).await?;
+    let now = sandbox::now(&st.app.ops, cred.actor.scope.tenant).await?;
     Ok(envelope::single(StatusCode::OK, "sandbox_clock", clock_body(now)))
 }
 
@@ -59,7 +60,7 @@ async fn advance(State(st): State<ApiState>, cred: Credential, req: Request) -> 
         None => return Err(Error::validation("to", "is required: the RFC 3339 date-time to move the sandbox to")),
         Some(v) => v.as_str().and_then(parse_datetime).ok_or_else(|| Error::validation("to", "must be an RFC 3339 date-time"))?,
     };
-    let round = crate::jobs::advance_sandbox(&st.app, cred.actor.scope.tenant, to).await?;
+    let round = sandbox::advance(&st.app.ops, cred.actor.scope.tenant, to).await?;
     let mut data = clock_body(to);
     data["advanced"] = json!({
         "rent_billed": round.rent_billed,

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::http::auth::Credential;
 use crate::http::envelope;
 use crate::http::idempotency::Idem;
-use crate::state::ApiState;
+use crate::http::state::ApiState;
 
 pub fn router() -> Router<ApiState> {
     Router::new()

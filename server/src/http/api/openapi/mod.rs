@@ -60,8 +60,8 @@ use crate::domain::collections::COLLECTIONS;
 use crate::domain::list::{DEFAULT_LIMIT, MAX_LIMIT};
 use crate::domain::registry::{Collection, WriteOp};
 use crate::error::Error;
+use crate::http::state::ApiState;
 use crate::http::version;
-use crate::state::ApiState;
 
 /// `GET /v1/openapi.json`: the description for the listener it is asked on (its `servers`
 /// entry is that listener's public address). Public, like any API reference.

@@ -1,9 +1,13 @@
-//! What every request can reach: the store, the cursor key, the settings.
+//! The router's state: what every request can reach (the store, the operations, the
+//! cursor key, the settings, the embed assets), and which listener it came in on.
 
 use std::sync::Arc;
 
 use crate::config::Settings;
 use crate::domain::cursor::CursorKey;
+use crate::http::embed::Assets;
+use crate::http::rate_limit::RateLimits;
+use crate::jobs::Background;
 use crate::ops::Operations;
 use crate::store::Store;
 
@@ -13,10 +17,17 @@ pub struct AppState {
     pub ops: Operations,
     pub cursors: CursorKey,
     pub settings: Settings,
-    /// The SSRF-guarded HTTP client webhook deliveries go through.
+    /// The SSRF-guarded HTTP client webhook deliveries go through (`jobs`).
     pub outbound: crate::outbound::Client,
     /// The embed loader and the flows' bundle, served from memory (`http::embed`).
-    pub embed: Arc<crate::http::embed::Assets>,
+    pub embed: Arc<Assets>,
+}
+
+/// The background work of the application runs with its operations and outbound client.
+impl From<&Arc<AppState>> for Background {
+    fn from(app: &Arc<AppState>) -> Background {
+        Background { ops: app.ops.clone(), outbound: app.outbound.clone() }
+    }
 }
 
 /// The state of one listener: production (`livemode`) or sandbox.
@@ -25,7 +36,7 @@ pub struct ApiState {
     pub app: Arc<AppState>,
     pub livemode: bool,
     /// Per-credential rate limits (`http::rate_limit`), shared by both listeners.
-    pub rate_limits: Arc<crate::http::rate_limit::RateLimits>,
+    pub rate_limits: Arc<RateLimits>,
 }
 
 impl ApiState {

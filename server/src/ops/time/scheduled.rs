@@ -175,19 +175,3 @@ pub async fn tick(store: &Store, now: DateTime<Utc>, reach: Reach) -> Result<Fir
     }
     Ok(fired)
 }
-
-/// Deletes events older than the 30 days they are kept (their deliveries go with them,
-/// `ON DELETE CASCADE`), delivery attempts older than the register's 30 days, and
-/// idempotency keys older than their 24 hours.
-pub async fn purge_old_events(store: &Store, now: DateTime<Utc>) -> Result<u64> {
-    let mut tx = store.begin_system(Intent::Write).await?;
-    let d = tx.dialect();
-    let cutoff = now - Duration::days(30);
-    crate::store::deliveries::delete_before(&mut tx, cutoff).await?;
-    crate::store::idempotency::delete_before(&mut tx, now - crate::store::idempotency::KEEP).await?;
-    let events =
-        Query::delete().from_table(Alias::new("events")).and_where(Expr::col(Alias::new("created_at")).lt(d.ts(cutoff))).to_owned();
-    let n = tx.execute(&events).await?;
-    tx.commit().await?;
-    Ok(n)
-}

@@ -23,7 +23,7 @@ use crate::ops::{Actor, Operations};
 use crate::store::records::{self, ScanLock, Scope};
 use crate::store::Intent;
 
-use super::scheduler::{col, date};
+use super::scheduled::{col, date};
 use super::Reach;
 
 /// How many days before its due date a period is billed (its invoice goes out).

@@ -1,0 +1,26 @@
+//! Retention: what is kept for a while only, purged each scheduler round. Events are kept
+//! 30 days (longer than any scheduled occurrence's window, `ops::time::scheduled`, so the
+//! event that marks an occurrence as fired outlives it), the delivery register 30 days,
+//! idempotency keys 24 hours.
+
+use chrono::{DateTime, Duration, Utc};
+use sea_query::{Alias, Expr, Query};
+
+use crate::error::Result;
+use crate::store::{Intent, Store};
+
+/// Deletes events older than the 30 days they are kept (their deliveries go with them,
+/// `ON DELETE CASCADE`), delivery attempts older than the register's 30 days, and
+/// idempotency keys older than their 24 hours.
+pub async fn purge_old_events(store: &Store, now: DateTime<Utc>) -> Result<u64> {
+    let mut tx = store.begin_system(Intent::Write).await?;
+    let d = tx.dialect();
+    let cutoff = now - Duration::days(30);
+    crate::store::deliveries::delete_before(&mut tx, cutoff).await?;
+    crate::store::idempotency::delete_before(&mut tx, now - crate::store::idempotency::KEEP).await?;
+    let events =
+        Query::delete().from_table(Alias::new("events")).and_where(Expr::col(Alias::new("created_at")).lt(d.ts(cutoff))).to_owned();
+    let n = tx.execute(&events).await?;
+    tx.commit().await?;
+    Ok(n)
+}
