@@ -9,11 +9,12 @@
     python3 sdks/generate.py --list          print the files this script writes
 
 The collections come from `$GABLE_BIN collections --format json` (default
-`target/debug/gable`; `make generate` builds it first). Each file below holds one or more blocks between a
-`BEGIN GENERATED <name>` line and an `END GENERATED <name>` line (in the file's own comment
-syntax); this script replaces what lies between the two and never touches anything else.
-The marker lines stay as they are, and the block takes their indentation. The output depends
-on the registry alone (its order, its names), so two runs write the same bytes.
+`target/debug/gable`; `make generate` builds it first). Each file of `TARGETS` below holds
+one or more blocks between a `BEGIN GENERATED <name>` line and an `END GENERATED <name>`
+line (in the file's own comment syntax); this script replaces what lies between the two
+and never touches anything else. The marker lines stay as they are, and the block takes
+their indentation. The output depends on the registry alone (its order, its names), so two
+runs write the same bytes.
 
 What is still written by hand for a new collection (docs/architecture.md, "Adding a
 collection"): a kit class of its own, when a collection needs more than the generic one
