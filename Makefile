@@ -107,8 +107,8 @@ bench:
 
 lint-scripts:
 	cd "$(ROOT)"
-	for f in .ci/install-tools .ci/test .ci/lint .ci/run .ci/env .ci/supply-chain; do bash -n "$$f"; done
-	if command -v shellcheck >/dev/null; then shellcheck -x .ci/install-tools .ci/test .ci/lint .ci/run .ci/env .ci/supply-chain; \
+	for f in .ci/install-tools .ci/test .ci/lint .ci/run .ci/env .ci/supply-chain .ci/build-site .ci/generated; do bash -n "$$f"; done
+	if command -v shellcheck >/dev/null; then shellcheck -x .ci/install-tools .ci/test .ci/lint .ci/run .ci/env .ci/supply-chain .ci/build-site .ci/generated; \
 	else echo "shellcheck not installed (apt-get install shellcheck); bash -n passed"; fi
 
 bench-writes:
