@@ -38,10 +38,10 @@ const fn address() -> Field {
     f("address", Json(JsonShape::Address))
 }
 
-#[rustfmt::skip] // a table: one compact entry per collection reads better than rustfmt's layout
 /// What a live payment can record: money received outside Gable (see `ops::behaviour::payments`).
 pub const LIVE_PAYMENT_METHODS: &[&str] = &["bank_transfer", "cash", "check", "other"];
 
+#[rustfmt::skip] // a table: one compact entry per collection reads better than rustfmt's layout
 pub static COLLECTIONS: &[Collection] = &[
     Collection {
         name: "organizations", object: "organization", table: "organizations",
