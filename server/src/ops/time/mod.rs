@@ -1,7 +1,7 @@
 //! What time causes, at a given moment, among the rows a [`Reach`] selects: rent billed
 //! (`leases`), leases past their end ended (`leases`), the scheduled events due fired
-//! (`scheduled`). The background scheduler runs it on real time (`jobs`); a sandbox's
-//! clock runs it on the sandbox's time, day by day (`sandbox`).
+//! (`scheduled`). The background scheduler runs it each round, on real time and on each
+//! sandbox's clock (`jobs`); advancing a sandbox's clock runs it day by day (`sandbox`).
 
 pub mod leases;
 pub mod sandbox;

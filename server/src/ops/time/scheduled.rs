@@ -8,8 +8,8 @@
 //! was stopped catches up that far); the 60-day lease notice fires while the lease
 //! ends in 31–60 days, the 30-day one while it ends in 1–30 days; a document fires
 //! while it expires within 30 days. Dates are UTC calendar dates. Every window is
-//! shorter than the 30 days events are kept: the event row that marks an occurrence as
-//! fired is never purged while the occurrence could fire again.
+//! shorter than the 30 days events are kept (`jobs::retention`): the event row that marks
+//! an occurrence as fired is never purged while the occurrence could fire again.
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use sea_query::{Alias, Expr, Query, SimpleExpr};
