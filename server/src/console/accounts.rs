@@ -18,7 +18,7 @@ use crate::domain::validate;
 use crate::domain::value::format_datetime;
 use crate::error::Error;
 use crate::ops::Actor;
-use crate::store::console::UserRow;
+use crate::store::console::users::UserRow;
 use crate::store::records::Scope;
 
 /// The roles every tenant starts with: name, permissions (scopes), description.

@@ -9,7 +9,7 @@ use rand::RngCore;
 use uuid::Uuid;
 
 use super::{store_error, ConsoleService};
-use crate::store::console::{NewSessionRow, StoredSession};
+use crate::store::console::sessions::{NewSessionRow, StoredSession};
 use crate::store::keys::hash_secret;
 
 /// A session unused this long is over (`SESSION_IDLE`).

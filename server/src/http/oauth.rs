@@ -311,7 +311,7 @@ async fn check(st: &ApiState, p: &AuthzParams) -> Result<Checked, Shown> {
     })
 }
 
-async fn signed_in(st: &ApiState, headers: &HeaderMap) -> Result<Option<crate::store::console::StoredSession>, Response> {
+async fn signed_in(st: &ApiState, headers: &HeaderMap) -> Result<Option<crate::store::console::sessions::StoredSession>, Response> {
     let Some(token) = gable_app::api::session_token_in(headers) else { return Ok(None) };
     crate::console::sessions::current(&st.app.store, &token, st.app.ops.clock().now()).await.map_err(|e| {
         tracing::error!(error = %e, "oauth: reading the console session failed");

@@ -1,0 +1,212 @@
+//! The console's service accounts (`service_accounts`): listing, creating, renaming,
+//! enabling, disabling and deleting them. Disabling or deleting one refuses its keys, so
+//! this file announces those keys' evictions too.
+
+use chrono::{DateTime, Utc};
+use sea_query::{Expr, Order, Query, SelectStatement};
+use uuid::Uuid;
+
+use super::{a, col, incomplete};
+use crate::error::Result;
+use crate::store::keys::announce_evictions;
+use crate::store::{Dialect, Intent, Row, Store, Tx};
+
+#[derive(Debug, Clone)]
+pub struct ServiceAccountRow {
+    pub id: Uuid,
+    pub name: String,
+    pub status: String,
+    pub created_at: DateTime<Utc>,
+    pub active_keys: i64,
+}
+
+/// What happened to a service account asked to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Changed {
+    Done,
+    /// No such account in the tenant (or it is deleted).
+    Missing,
+    /// Another account of the tenant has the name.
+    NameTaken,
+}
+
+impl Store {
+    fn service_accounts_select(d: Dialect, tenant: Uuid) -> SelectStatement {
+        let mut sel = Query::select();
+        sel.columns(["id", "name", "status", "created_at"].map(a))
+            .expr_as(
+                Expr::cust(
+                    "(SELECT COUNT(*) FROM api_keys WHERE api_keys.tenant_id = service_accounts.tenant_id \
+                     AND api_keys.service_account_id = service_accounts.id AND api_keys.revoked_at IS NULL)",
+                ),
+                a("active_keys"),
+            )
+            .from(a("service_accounts"))
+            .and_where(col("tenant_id").eq(d.uuid(tenant)))
+            .and_where(col("deleted_at").is_null());
+        sel
+    }
+
+    fn service_account_row(r: &Row) -> Result<ServiceAccountRow> {
+        let missing = || incomplete("service account");
+        Ok(ServiceAccountRow {
+            id: r.opt_uuid("id")?.ok_or_else(missing)?,
+            name: r.opt_string("name")?.ok_or_else(missing)?,
+            status: r.opt_string("status")?.ok_or_else(missing)?,
+            created_at: r.opt_datetime("created_at")?.ok_or_else(missing)?,
+            active_keys: r.opt_i64("active_keys")?.unwrap_or(0),
+        })
+    }
+
+    /// The tenant's service accounts that are not deleted, newest first.
+    pub async fn console_service_accounts(&self, tenant: Uuid) -> Result<Vec<ServiceAccountRow>> {
+        let mut tx = self.begin_system(Intent::Read).await?;
+        let mut sel = Self::service_accounts_select(tx.dialect(), tenant);
+        sel.order_by(a("created_at"), Order::Desc).order_by(a("id"), Order::Desc);
+        let rows = tx.fetch_all(&sel).await?;
+        tx.commit().await?;
+        rows.iter().map(Self::service_account_row).collect()
+    }
+
+    /// One of the tenant's service accounts, unless deleted.
+    pub async fn console_service_account(&self, tenant: Uuid, id: Uuid) -> Result<Option<ServiceAccountRow>> {
+        let mut tx = self.begin_system(Intent::Read).await?;
+        let d = tx.dialect();
+        let mut sel = Self::service_accounts_select(d, tenant);
+        sel.and_where(col("id").eq(d.uuid(id)));
+        let row = tx.fetch_optional(&sel).await?;
+        tx.commit().await?;
+        row.as_ref().map(Self::service_account_row).transpose()
+    }
+
+    /// Whether another live account of the tenant has the name.
+    async fn name_taken(tx: &mut Tx, tenant: Uuid, name: &str, except: Option<Uuid>) -> Result<bool> {
+        let d = tx.dialect();
+        let mut sel = Query::select();
+        sel.column(a("id"))
+            .from(a("service_accounts"))
+            .and_where(col("tenant_id").eq(d.uuid(tenant)))
+            .and_where(col("name").eq(name))
+            .and_where(col("deleted_at").is_null());
+        if let Some(id) = except {
+            sel.and_where(col("id").ne(d.uuid(id)));
+        }
+        Ok(tx.fetch_optional(&sel).await?.is_some())
+    }
+
+    /// Creates a service account; `None` when the name is taken.
+    pub async fn console_create_service_account(&self, tenant: Uuid, name: &str, now: DateTime<Utc>) -> Result<Option<Uuid>> {
+        let mut tx = self.begin_system(Intent::Write).await?;
+        let d = tx.dialect();
+        if Self::name_taken(&mut tx, tenant, name, None).await? {
+            return Ok(None);
+        }
+        let id = Uuid::now_v7();
+        tx.execute(
+            Query::insert()
+                .into_table(a("service_accounts"))
+                .columns(["tenant_id", "id", "name", "status", "created_at"].map(a))
+                .values_panic([d.uuid(tenant).into(), d.uuid(id).into(), name.into(), "active".into(), d.ts(now).into()]),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(Some(id))
+    }
+
+    pub async fn console_rename_service_account(&self, tenant: Uuid, id: Uuid, name: &str) -> Result<Changed> {
+        let mut tx = self.begin_system(Intent::Write).await?;
+        let d = tx.dialect();
+        if Self::name_taken(&mut tx, tenant, name, Some(id)).await? {
+            return Ok(Changed::NameTaken);
+        }
+        let n = tx
+            .execute(
+                Query::update()
+                    .table(a("service_accounts"))
+                    .value(a("name"), name)
+                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
+                    .and_where(col("id").eq(d.uuid(id)))
+                    .and_where(col("deleted_at").is_null()),
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(if n == 0 { Changed::Missing } else { Changed::Done })
+    }
+
+    /// The secret hashes of a service account's keys that are not revoked.
+    async fn active_key_hashes(tx: &mut Tx, tenant: Uuid, service_account: Uuid) -> Result<Vec<(Uuid, String)>> {
+        let d = tx.dialect();
+        let rows = tx
+            .fetch_all(
+                Query::select()
+                    .columns(["id", "secret_hash"].map(a))
+                    .from(a("api_keys"))
+                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
+                    .and_where(col("service_account_id").eq(d.uuid(service_account)))
+                    .and_where(col("revoked_at").is_null()),
+            )
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    r.opt_uuid("id")?.ok_or_else(|| incomplete("api key"))?,
+                    r.opt_string("secret_hash")?.ok_or_else(|| incomplete("api key"))?,
+                ))
+            })
+            .collect()
+    }
+
+    /// Enables or disables a service account. Disabling refuses its keys at once: the
+    /// key lookup requires an active account, and the keys are evicted from the key
+    /// cache here and (PostgreSQL) in every process sharing the database.
+    pub async fn console_set_service_account_status(&self, tenant: Uuid, id: Uuid, active: bool) -> Result<Changed> {
+        let mut tx = self.begin_system(Intent::Write).await?;
+        let d = tx.dialect();
+        let n = tx
+            .execute(
+                Query::update()
+                    .table(a("service_accounts"))
+                    .value(a("status"), if active { "active" } else { "disabled" })
+                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
+                    .and_where(col("id").eq(d.uuid(id)))
+                    .and_where(col("deleted_at").is_null()),
+            )
+            .await?;
+        if n == 0 {
+            return Ok(Changed::Missing);
+        }
+        let hashes: Vec<String> =
+            if active { vec![] } else { Self::active_key_hashes(&mut tx, tenant, id).await?.into_iter().map(|(_, h)| h).collect() };
+        announce_evictions(&mut tx, &hashes).await?;
+        tx.commit().await?;
+        self.evict_keys(&hashes);
+        Ok(Changed::Done)
+    }
+
+    /// Marks a service account deleted (its keys are refused from the commit on, since
+    /// the key lookup requires an account not deleted) and returns the ids of its keys
+    /// not yet revoked, for the caller to revoke; `None` when there is no such account.
+    pub async fn console_mark_service_account_deleted(&self, tenant: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<Option<Vec<Uuid>>> {
+        let mut tx = self.begin_system(Intent::Write).await?;
+        let d = tx.dialect();
+        let n = tx
+            .execute(
+                Query::update()
+                    .table(a("service_accounts"))
+                    .value(a("deleted_at"), d.ts(now))
+                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
+                    .and_where(col("id").eq(d.uuid(id)))
+                    .and_where(col("deleted_at").is_null()),
+            )
+            .await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let keys = Self::active_key_hashes(&mut tx, tenant, id).await?;
+        let hashes: Vec<String> = keys.iter().map(|(_, h)| h.clone()).collect();
+        announce_evictions(&mut tx, &hashes).await?;
+        tx.commit().await?;
+        self.evict_keys(&hashes);
+        Ok(Some(keys.into_iter().map(|(k, _)| k).collect()))
+    }
+}
