@@ -21,7 +21,7 @@ use crate::domain::value::Val;
 use crate::domain::webhooks;
 use crate::error::{Error, Result};
 use crate::ops::Work;
-use crate::store::deliveries::{self, NewAttempt, Trigger};
+use crate::store::deliveries::{self, secrets, NewAttempt, Trigger};
 use crate::store::records;
 
 pub(in crate::ops) struct Webhooks;
@@ -173,9 +173,9 @@ impl Work {
         self.allow(col("webhooks"), Some(WriteOp::Update))?;
         let hook = self.webhook(id).await?;
         let (tenant, livemode, now) = (self.scope.tenant, self.scope.livemode, self.now);
-        let previous = deliveries::sealed_secret(&mut self.tx, tenant, livemode, id).await?;
+        let previous = secrets::sealed_secret(&mut self.tx, tenant, livemode, id).await?;
         let (plain, sealed) = self.seal_secret(id);
-        deliveries::rotate_secret(&mut self.tx, tenant, livemode, id, sealed, (previous, now + webhooks::ROTATION_OVERLAP), now).await?;
+        secrets::rotate_secret(&mut self.tx, tenant, livemode, id, sealed, (previous, now + webhooks::ROTATION_OVERLAP), now).await?;
         let scope = self.scope.clone();
         let hook = records::fetch(&mut self.tx, &scope, col("webhooks"), hook.id, false).await?;
         Ok((hook, plain))

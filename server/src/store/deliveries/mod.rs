@@ -8,6 +8,10 @@
 //! mid-attempt) is claimed again, so every attempt is made at least once. `finish_all`
 //! records outcomes only while their rows are still pending, so an attempt is recorded
 //! once even if two processes made it.
+//!
+//! The subscriptions' signing secrets, kept in `webhooks`, are in `secrets.rs`.
+
+pub mod secrets;
 
 use chrono::{DateTime, Duration, Utc};
 use sea_query::{Alias, Cond, Expr, LockBehavior, LockType, Order, Query, SimpleExpr};
@@ -542,40 +546,6 @@ pub async fn delete_before(tx: &mut Tx, before: DateTime<Utc>) -> Result<u64> {
 /// The key of one row of a tenant table.
 fn row_key(d: Dialect, tenant: Uuid, livemode: bool, id: Uuid) -> Cond {
     Cond::all().add(col("tenant_id").eq(d.uuid(tenant))).add(col("livemode").eq(livemode)).add(col("id").eq(d.uuid(id)))
-}
-
-/// A subscription's sealed signing secret (the caller has read and locked the row).
-pub async fn sealed_secret(tx: &mut Tx, tenant: Uuid, livemode: bool, webhook: Uuid) -> Result<Option<String>> {
-    let d = tx.dialect();
-    let sel = Query::select().column(a("secret_sealed")).from(a("webhooks")).cond_where(row_key(d, tenant, livemode, webhook)).to_owned();
-    match tx.fetch_optional(&sel).await? {
-        Some(r) => r.opt_string("secret_sealed"),
-        None => Ok(None),
-    }
-}
-
-/// Replaces a subscription's signing secret; the one it replaces keeps signing until
-/// `previous_until`.
-pub async fn rotate_secret(
-    tx: &mut Tx,
-    tenant: Uuid,
-    livemode: bool,
-    webhook: Uuid,
-    sealed: String,
-    (previous, previous_until): (Option<String>, DateTime<Utc>),
-    now: DateTime<Utc>,
-) -> Result<()> {
-    let d = tx.dialect();
-    let up = Query::update()
-        .table(a("webhooks"))
-        .value(a("secret_sealed"), sealed)
-        .value(a("previous_secret_sealed"), previous)
-        .value(a("previous_secret_expires_at"), d.ts(previous_until))
-        .value(a("updated_at"), d.ts(now))
-        .cond_where(row_key(d, tenant, livemode, webhook))
-        .to_owned();
-    tx.execute(&up).await?;
-    Ok(())
 }
 
 /// The body of a test send (kept on its attempts, since it is not an event of `events`).
