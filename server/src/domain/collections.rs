@@ -1,4 +1,4 @@
-//! The 38 collections. Each entry is the one place its fields, relations, list options,
+//! Every collection. Each entry is the one place its fields, relations, list options,
 //! property path and write rules are declared; see `registry` for what each part means.
 //!
 //! Statuses that belong to a state machine are read-only here: records move between

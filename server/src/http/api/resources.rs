@@ -1,4 +1,4 @@
-//! The generic collection endpoints, for all 38 collections:
+//! The generic collection endpoints, for every collection:
 //! `GET/POST /v1/{resource}` and `GET/PATCH/DELETE /v1/{resource}/{id}`.
 //! Handlers are thin: authorise, parse, call the domain and the store, wrap.
 
