@@ -30,11 +30,7 @@ mkdir -p "$OUT"
 find "$OUT" -mindepth 1 -maxdepth 1 ! -name boot.js ! -name gable_embed.js ! -name gable_embed_bg.wasm ! -name embed.css -exec rm -rf {} +
 
 run wasm-bindgen --target web --no-typescript --out-dir "$OUT" --out-name gable_embed "$WASM"
-# The features the Rust wasm32 target emits by default (.ci/build-site runs the same
-# wasm-opt on the console's bundle).
-run wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals \
-    --enable-reference-types --enable-multivalue \
-    "$OUT/gable_embed_bg.wasm" -o "$OUT/gable_embed_bg.wasm"
+run wasm_opt_size "$OUT/gable_embed_bg.wasm" "$OUT/gable_embed_bg.wasm"
 run cp embed/boot.js "$OUT/boot.js"
 run cp style/embed.css "$OUT/embed.css"
 
