@@ -283,8 +283,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::User { command: UserCommand::Create { tenant, email, name, role, password_stdin } } => {
             let store = open(&store_args).await?;
             anyhow::ensure!(store.tenant_exists(tenant).await?, "no tenant {tenant}");
-            let postgres = store.dialect() == Dialect::Postgres;
-            let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, postgres)?;
+            let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, store.is_shared())?;
             let ops = crate::ops::Operations::new(store.clone(), crate::clock::Clock::system(), key);
             let password = if password_stdin {
                 let mut line = String::new();
@@ -334,8 +333,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
                 n
             };
             let portfolio = if demo {
-                let postgres = store.dialect() == Dialect::Postgres;
-                let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, postgres)?;
+                let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, store.is_shared())?;
                 let ops = crate::ops::Operations::new(store.clone(), crate::clock::Clock::system(), key);
                 Some(crate::demo::portfolio(&ops, tenant).await?)
             } else {
@@ -345,8 +343,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         }
         Command::Serve(_) => {
             let store = open(&store_args).await?;
-            let postgres = store.dialect() == Dialect::Postgres;
-            let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, postgres)?;
+            let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, store.is_shared())?;
             let first_run = store.count_tenants().await? == 0;
             let app = Application::build(store, &config.serve(), key).await?;
             let settings = app.state.settings.clone();

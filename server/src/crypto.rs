@@ -30,12 +30,12 @@ impl std::fmt::Debug for KeyText {
 }
 
 /// The master key of a deployment: the configured one; else, for the embedded database,
-/// the one generated into the data directory. PostgreSQL deployments run several
+/// the one generated into the data directory. A shared database (PostgreSQL) has several
 /// processes that must share the key, so there it must be configured.
-pub fn master_key(configured: Option<&KeyText>, data_dir: &Path, postgres: bool) -> anyhow::Result<MasterKey> {
+pub fn master_key(configured: Option<&KeyText>, data_dir: &Path, shared: bool) -> anyhow::Result<MasterKey> {
     match configured {
         Some(text) => MasterKey::parse(&text.0).map_err(|e| anyhow::anyhow!("GABLE_MASTER_KEY: {e}")),
-        None if postgres => anyhow::bail!(
+        None if shared => anyhow::bail!(
             "GABLE_MASTER_KEY is required with PostgreSQL: 32 random bytes as 64 hex characters or base64 \
              (e.g. `openssl rand -hex 32`), the same for every process of the deployment"
         ),

@@ -2,13 +2,11 @@
 //! tenant's records and stores the result (`queued` → `completed`, or `failed` with
 //! the reason if the computation itself fails).
 //!
-//! On PostgreSQL a report is claimed with `FOR UPDATE SKIP LOCKED` in a transaction
-//! held while it is computed: several processes never compute the same report, and a
-//! process that dies mid-way leaves it queued for another. SQLite has one process; it
-//! reads the queue, computes, and completes the report only if it is still queued.
+//! A report is claimed (`store::background::ReportClaim`) so that several processes never
+//! compute the same one; on SQLite, whose one process only reads the queue, a report is
+//! completed only if it is still queued.
 
 use chrono::{DateTime, Utc};
-use sea_query::{Alias, Expr};
 use serde_json::{json, Value as Json};
 
 use crate::domain::collections::collection;
@@ -18,8 +16,9 @@ use crate::domain::reports::{self, Parameters};
 use crate::domain::validate::Changes;
 use crate::domain::value::Val;
 use crate::error::{Error, Result};
-use crate::store::records::{self, ScanLock, Scope};
-use crate::store::{Dialect, Intent, Store};
+use crate::store::background::ReportClaim;
+use crate::store::records::{self, Scope};
+use crate::store::Store;
 
 fn reports_collection() -> &'static Collection {
     collection("reports").expect("reports is a collection")
@@ -29,23 +28,9 @@ fn reports_collection() -> &'static Collection {
 pub async fn run_queued(store: &Store, now: impl Fn() -> DateTime<Utc>) -> Result<usize> {
     let c = reports_collection();
     let mut done = 0;
-    // PostgreSQL claims a report by locking its row; SQLite (one process) only reads the
-    // queue, so an idle worker never takes the write lock.
-    let intent = if store.dialect() == Dialect::Postgres { Intent::Write } else { Intent::Read };
-    loop {
-        let mut claim = store.begin_system(intent).await?;
-        let queued = vec![Expr::col((Alias::new("r"), Alias::new("status"))).eq("queued")];
-        let Some((tenant, report)) = records::scan(&mut claim, c, queued, 1, ScanLock::SkipLocked).await?.into_iter().next() else {
-            claim.commit().await?;
-            return Ok(done);
-        };
+    while let Some(claim) = ReportClaim::next(store).await? {
+        let (tenant, report) = (claim.tenant, claim.report.clone());
         let scope = Scope { tenant, livemode: report.livemode, properties: None };
-        let held = if intent == Intent::Write {
-            Some(claim)
-        } else {
-            claim.commit().await?;
-            None
-        };
         let at = now();
         let outcome = compute(store, &scope, &report, at).await;
         let mut ch = Changes::default();
@@ -61,10 +46,7 @@ pub async fn run_queued(store: &Store, now: impl Fn() -> DateTime<Utc>) -> Resul
             }
         }
         ch.values.insert("completed_at", Val::DateTime(at));
-        let mut tx = match held {
-            Some(t) => t,
-            None => store.begin_system(Intent::Write).await?,
-        };
+        let mut tx = claim.into_write(store).await?;
         let (_, after) = records::modify(&mut tx, &scope, c, report.id, at, |current| {
             // Another worker may have finished it meanwhile (SQLite only).
             Ok(if current.status() == "queued" { ch } else { Changes::default() })
@@ -75,6 +57,7 @@ pub async fn run_queued(store: &Store, now: impl Fn() -> DateTime<Utc>) -> Resul
             done += 1;
         }
     }
+    Ok(done)
 }
 
 async fn compute(store: &Store, scope: &Scope, report: &Record, now: DateTime<Utc>) -> Result<Json> {

@@ -4,7 +4,6 @@
 //! idempotency keys 24 hours.
 
 use chrono::{DateTime, Duration, Utc};
-use sea_query::{Alias, Expr, Query};
 
 use crate::error::Result;
 use crate::store::{Intent, Store};
@@ -14,13 +13,10 @@ use crate::store::{Intent, Store};
 /// idempotency keys older than their 24 hours.
 pub async fn purge_old_events(store: &Store, now: DateTime<Utc>) -> Result<u64> {
     let mut tx = store.begin_system(Intent::Write).await?;
-    let d = tx.dialect();
     let cutoff = now - Duration::days(30);
     crate::store::deliveries::delete_before(&mut tx, cutoff).await?;
     crate::store::idempotency::delete_before(&mut tx, now - crate::store::idempotency::KEEP).await?;
-    let events =
-        Query::delete().from_table(Alias::new("events")).and_where(Expr::col(Alias::new("created_at")).lt(d.ts(cutoff))).to_owned();
-    let n = tx.execute(&events).await?;
+    let n = crate::store::events::delete_before(&mut tx, cutoff).await?;
     tx.commit().await?;
     Ok(n)
 }

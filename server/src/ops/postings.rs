@@ -3,7 +3,6 @@
 //! is a reversing entry.
 
 use chrono::NaiveDate;
-use sea_query::{Alias, Expr, Query, SimpleExpr};
 use serde_json::Value as Json;
 use uuid::Uuid;
 
@@ -11,11 +10,11 @@ use super::Work;
 use crate::domain::collections::collection;
 use crate::domain::ledger::{self, Line};
 use crate::domain::record::Record;
-use crate::domain::registry::{Collection, Ty};
+use crate::domain::registry::Collection;
 use crate::domain::validate::Changes;
 use crate::domain::value::Val;
 use crate::error::{Error, Result};
-use crate::store::records;
+use crate::store::{ledger as ledger_lines, records};
 
 /// The `source_type`s of the entries Gable posts itself. Manual entries may not use
 /// them, and these entries are corrected through their record's action, not by hand.
@@ -93,30 +92,8 @@ pub(super) fn lines_of(entry: &Record) -> Result<Vec<Line>> {
 
 /// Writes an entry's lines to `ledger_lines`, where balances are summed.
 pub(super) async fn write_lines(w: &mut Work, entry: &Record, lines: &[Line]) -> Result<()> {
-    let d = w.tx.dialect();
-    let currency = entry.currency().unwrap_or_default().to_string();
-    let posted_on = entry.get("posted_on").clone();
-    let property = entry.get("property_id").clone();
-    let cols = ["tenant_id", "livemode", "entry_id", "line_no", "account", "debit", "credit", "currency", "posted_on", "property_id"];
-    let mut ins = Query::insert();
-    ins.into_table(Alias::new("ledger_lines")).columns(cols.map(Alias::new));
-    for (i, l) in lines.iter().enumerate() {
-        let row: Vec<SimpleExpr> = vec![
-            Expr::val(d.uuid(w.scope.tenant)).into(),
-            w.scope.livemode.into(),
-            Expr::val(d.uuid(entry.id)).into(),
-            (i as i32).into(),
-            l.account.into(),
-            l.debit.into(),
-            l.credit.into(),
-            currency.clone().into(),
-            Expr::val(d.value(Ty::Date, &posted_on)).into(),
-            Expr::val(d.value(Ty::Uuid, &property)).into(),
-        ];
-        ins.values(row).map_err(Error::internal)?;
-    }
-    w.tx.execute(&ins).await?;
-    Ok(())
+    let scope = w.scope.clone();
+    ledger_lines::insert_lines(&mut w.tx, &scope, entry, lines).await
 }
 
 /// The entry a record posted that has not been reversed yet, if any.

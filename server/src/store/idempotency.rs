@@ -11,7 +11,7 @@
 //! transaction. Answers are sealed under the master key by the caller.
 
 use chrono::{DateTime, Duration, Utc};
-use sea_query::{Alias, Cond, Expr, OnConflict, Query, SimpleExpr};
+use sea_query::{Alias, Cond, Expr, OnConflict, Query, SimpleExpr, Value};
 use uuid::Uuid;
 
 use super::{Dialect, Tx};
@@ -57,11 +57,11 @@ pub enum Reservation {
     Reused { method: String, path: String },
 }
 
-fn key_cond(d: Dialect, owner: &Owner, key: &str) -> Cond {
+fn key_cond(owner: &Owner, key: &str) -> Cond {
     Cond::all()
-        .add(col("tenant_id").eq(d.uuid(owner.tenant)))
+        .add(col("tenant_id").eq(owner.tenant))
         .add(col("livemode").eq(owner.livemode))
-        .add(col("credential_id").eq(d.uuid(owner.credential)))
+        .add(col("credential_id").eq(owner.credential))
         .add(col("key").eq(key))
 }
 
@@ -80,16 +80,16 @@ pub async fn reserve(
     let token = Uuid::new_v4();
     let cols = ["tenant_id", "livemode", "credential_id", "key", "fingerprint", "method", "path", "created_at", "token", "locked_until"];
     let vals: Vec<SimpleExpr> = vec![
-        Expr::val(d.uuid(owner.tenant)).into(),
+        Expr::val(owner.tenant).into(),
         owner.livemode.into(),
-        Expr::val(d.uuid(owner.credential)).into(),
+        Expr::val(owner.credential).into(),
         req.key.clone().into(),
         req.fingerprint.clone().into(),
         req.method.clone().into(),
         req.path.clone().into(),
-        Expr::val(d.ts(now)).into(),
-        Expr::val(d.uuid(token)).into(),
-        Expr::val(d.ts(now + lease)).into(),
+        Expr::val(now).into(),
+        Expr::val(token).into(),
+        Expr::val(now + lease).into(),
     ];
     let mut ins = Query::insert();
     ins.into_table(a("idempotency_keys"))
@@ -103,7 +103,7 @@ pub async fn reserve(
     let mut sel = Query::select();
     sel.columns(["fingerprint", "method", "path", "created_at", "locked_until", "response_status", "response_sealed"].map(a))
         .from(a("idempotency_keys"))
-        .cond_where(key_cond(d, owner, &req.key));
+        .cond_where(key_cond(owner, &req.key));
     if d == Dialect::Postgres {
         sel.lock(sea_query::LockType::Update);
     }
@@ -135,12 +135,12 @@ pub async fn reserve(
         .value(a("fingerprint"), req.fingerprint.clone())
         .value(a("method"), req.method.clone())
         .value(a("path"), req.path.clone())
-        .value(a("created_at"), d.ts(if expired { now } else { created }))
-        .value(a("token"), d.uuid(token))
-        .value(a("locked_until"), d.ts(now + lease))
+        .value(a("created_at"), if expired { now } else { created })
+        .value(a("token"), token)
+        .value(a("locked_until"), now + lease)
         .value(a("response_status"), None::<i64>)
         .value(a("response_sealed"), None::<String>)
-        .cond_where(key_cond(d, owner, &req.key))
+        .cond_where(key_cond(owner, &req.key))
         .to_owned();
     tx.execute(&up).await?;
     Ok(Reservation::Reserved { token })
@@ -149,14 +149,13 @@ pub async fn reserve(
 /// Stores the answer of a reserved key, in the caller's transaction. Fails (and the
 /// caller's transaction must roll back) when the reservation is no longer `token`'s.
 pub async fn answer(tx: &mut Tx, owner: &Owner, key: &str, token: Uuid, status: u16, sealed: String) -> Result<()> {
-    let d = tx.dialect();
     let up = Query::update()
         .table(a("idempotency_keys"))
         .value(a("response_status"), i64::from(status))
         .value(a("response_sealed"), sealed)
-        .value(a("locked_until"), d.null(crate::domain::registry::Ty::DateTime))
-        .cond_where(key_cond(d, owner, key))
-        .and_where(col("token").eq(d.uuid(token)))
+        .value(a("locked_until"), Value::ChronoDateTimeUtc(None))
+        .cond_where(key_cond(owner, key))
+        .and_where(col("token").eq(token))
         .and_where(col("response_status").is_null())
         .to_owned();
     if tx.execute(&up).await? != 1 {
@@ -168,11 +167,10 @@ pub async fn answer(tx: &mut Tx, owner: &Owner, key: &str, token: Uuid, status: 
 /// Gives a reserved key up (the request failed on the server's side): the next request
 /// with it runs anew.
 pub async fn release(tx: &mut Tx, owner: &Owner, key: &str, token: Uuid) -> Result<()> {
-    let d = tx.dialect();
     let del = Query::delete()
         .from_table(a("idempotency_keys"))
-        .cond_where(key_cond(d, owner, key))
-        .and_where(col("token").eq(d.uuid(token)))
+        .cond_where(key_cond(owner, key))
+        .and_where(col("token").eq(token))
         .and_where(col("response_status").is_null())
         .to_owned();
     tx.execute(&del).await?;
@@ -181,6 +179,5 @@ pub async fn release(tx: &mut Tx, owner: &Owner, key: &str, token: Uuid) -> Resu
 
 /// Deletes keys created before `before` (keys are kept 24 hours).
 pub async fn delete_before(tx: &mut Tx, before: DateTime<Utc>) -> Result<u64> {
-    let d = tx.dialect();
-    tx.execute(Query::delete().from_table(a("idempotency_keys")).and_where(col("created_at").lt(Expr::val(d.ts(before))))).await
+    tx.execute(Query::delete().from_table(a("idempotency_keys")).and_where(col("created_at").lt(Expr::val(before)))).await
 }

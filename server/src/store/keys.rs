@@ -82,18 +82,17 @@ pub fn random_secret(prefix: &str) -> String {
     format!("{prefix}{body}")
 }
 
-use sea_query::{Alias, Expr, Query};
+use sea_query::{Alias, Expr, Query, Value};
 
 impl Store {
     pub async fn create_tenant(&self, name: &str) -> Result<Uuid> {
         let tenant = Uuid::now_v7();
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         tx.execute(
             Query::insert()
                 .into_table(Alias::new("tenants"))
                 .columns([Alias::new("id"), Alias::new("name"), Alias::new("created_at")])
-                .values_panic([d.uuid(tenant).into(), name.into(), d.ts(Utc::now()).into()]),
+                .values_panic([tenant.into(), name.into(), Utc::now().into()]),
         )
         .await?;
         tx.commit().await?;
@@ -102,13 +101,9 @@ impl Store {
 
     pub async fn tenant_exists(&self, tenant: Uuid) -> Result<bool> {
         let mut tx = self.begin_system(Intent::Read).await?;
-        let d = tx.dialect();
         let row = tx
             .fetch_optional(
-                Query::select()
-                    .column(Alias::new("id"))
-                    .from(Alias::new("tenants"))
-                    .and_where(Expr::col(Alias::new("id")).eq(d.uuid(tenant))),
+                Query::select().column(Alias::new("id")).from(Alias::new("tenants")).and_where(Expr::col(Alias::new("id")).eq(tenant)),
             )
             .await?;
         tx.commit().await?;
@@ -133,13 +128,12 @@ impl Store {
 
     async fn service_account_once(&self, tenant: Uuid, name: &str) -> Result<Uuid> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         let existing = tx
             .fetch_optional(
                 Query::select()
                     .column(Alias::new("id"))
                     .from(Alias::new("service_accounts"))
-                    .and_where(Expr::col(Alias::new("tenant_id")).eq(d.uuid(tenant)))
+                    .and_where(Expr::col(Alias::new("tenant_id")).eq(tenant))
                     .and_where(Expr::col(Alias::new("name")).eq(name))
                     .and_where(Expr::col(Alias::new("deleted_at")).is_null()),
             )
@@ -152,7 +146,7 @@ impl Store {
                     Query::insert()
                         .into_table(Alias::new("service_accounts"))
                         .columns([Alias::new("tenant_id"), Alias::new("id"), Alias::new("name"), Alias::new("created_at")])
-                        .values_panic([d.uuid(tenant).into(), d.uuid(sa).into(), name.into(), d.ts(Utc::now()).into()]),
+                        .values_panic([tenant.into(), sa.into(), name.into(), Utc::now().into()]),
                 )
                 .await?;
                 sa
@@ -175,7 +169,6 @@ impl Store {
         let key_id = Uuid::now_v7();
         let prefix: String = secret.chars().take(13).collect();
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         if let Some(props) = &property_ids {
             // Every constrained property must exist in the tenant and environment.
             for p in props {
@@ -184,9 +177,9 @@ impl Store {
                         Query::select()
                             .column(Alias::new("id"))
                             .from(Alias::new("properties"))
-                            .and_where(Expr::col(Alias::new("tenant_id")).eq(d.uuid(tenant)))
+                            .and_where(Expr::col(Alias::new("tenant_id")).eq(tenant))
                             .and_where(Expr::col(Alias::new("livemode")).eq(livemode))
-                            .and_where(Expr::col(Alias::new("id")).eq(d.uuid(*p))),
+                            .and_where(Expr::col(Alias::new("id")).eq(*p)),
                     )
                     .await?;
                 if found.is_none() {
@@ -202,18 +195,18 @@ impl Store {
                         .map(Alias::new),
                 )
                 .values_panic([
-                    d.uuid(key_id).into(),
-                    d.uuid(tenant).into(),
-                    d.uuid(service_account).into(),
+                    key_id.into(),
+                    tenant.into(),
+                    service_account.into(),
                     livemode.into(),
                     prefix.clone().into(),
                     hash_secret(&secret).into(),
-                    d.json(serde_json::json!(scopes)).into(),
+                    serde_json::json!(scopes).into(),
                     match &property_ids {
-                        Some(p) => d.json(serde_json::json!(p)).into(),
-                        None => d.value(crate::domain::registry::Ty::Metadata, &crate::domain::value::Val::Null).into(),
+                        Some(p) => serde_json::json!(p).into(),
+                        None => Value::Json(None).into(),
                     },
-                    d.ts(Utc::now()).into(),
+                    Utc::now().into(),
                 ]),
         )
         .await?;
@@ -317,12 +310,11 @@ impl Store {
 
     pub async fn touch_key(&self, key: Uuid, at: DateTime<Utc>) -> Result<()> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         tx.execute(
             Query::update()
                 .table(Alias::new("api_keys"))
-                .value(Alias::new("last_used_at"), d.ts(at))
-                .and_where(Expr::col(Alias::new("id")).eq(d.uuid(key))),
+                .value(Alias::new("last_used_at"), at)
+                .and_where(Expr::col(Alias::new("id")).eq(key)),
         )
         .await?;
         tx.commit().await
@@ -331,14 +323,13 @@ impl Store {
     /// Revokes a key; it is refused from the next request on, in every process.
     pub async fn revoke_key(&self, tenant: Uuid, key: Uuid) -> Result<bool> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         let row = tx
             .fetch_optional(
                 Query::update()
                     .table(Alias::new("api_keys"))
-                    .value(Alias::new("revoked_at"), d.ts(Utc::now()))
-                    .and_where(Expr::col(Alias::new("id")).eq(d.uuid(key)))
-                    .and_where(Expr::col(Alias::new("tenant_id")).eq(d.uuid(tenant)))
+                    .value(Alias::new("revoked_at"), Utc::now())
+                    .and_where(Expr::col(Alias::new("id")).eq(key))
+                    .and_where(Expr::col(Alias::new("tenant_id")).eq(tenant))
                     .and_where(Expr::col(Alias::new("revoked_at")).is_null())
                     .returning_col(Alias::new("secret_hash")),
             )

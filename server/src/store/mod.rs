@@ -5,8 +5,10 @@
 //! both live here. Each database has its own migrations (`migrations/sqlite`,
 //! `migrations/postgres`).
 
+pub mod background;
 pub mod console;
 pub mod deliveries;
+pub mod events;
 pub mod flow_tokens;
 pub mod idempotency;
 pub mod keys;
@@ -15,13 +17,13 @@ pub mod oauth;
 pub mod records;
 pub mod sandbox;
 pub mod schema;
+pub mod values;
 
 use std::str::FromStr;
 use std::time::Duration;
 
 use sea_query::{PostgresQueryBuilder, QueryStatementWriter, SqliteQueryBuilder};
-use sea_query_binder::{SqlxBinder, SqlxValues};
-use sea_query_rusqlite::RusqliteBinder;
+use sea_query_binder::SqlxValues;
 use sqlx::postgres::{PgPoolOptions, PgRow};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgPool, Row as _, SqlitePool};
@@ -238,6 +240,12 @@ impl Store {
         }
     }
 
+    /// Whether several processes may share this database (PostgreSQL): what they must
+    /// agree on (the master key) cannot live in one process's data directory.
+    pub fn is_shared(&self) -> bool {
+        matches!(self.pool, Pool::Postgres(_))
+    }
+
     /// Applies the database's migrations (idempotent; safe with several processes).
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match &self.pool {
@@ -275,6 +283,30 @@ impl Store {
             Pool::Sqlite { writer, read, .. } => Self::begin_sqlite(writer, read, intent).await?,
             Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
         })
+    }
+
+    /// Runs `work` in a unit of work for Gable's own bookkeeping ([`Store::begin_system`]):
+    /// committed when it succeeds, rolled back when it fails.
+    pub async fn in_system<T>(&self, intent: Intent, work: impl AsyncFnOnce(&mut Tx) -> Result<T>) -> Result<T> {
+        let mut tx = self.begin_system(intent).await?;
+        let out = work(&mut tx).await?;
+        tx.commit().await?;
+        Ok(out)
+    }
+
+    /// Runs `work` acting for one tenant's environment ([`Store::begin_tenant`]):
+    /// committed when it succeeds, rolled back when it fails.
+    pub async fn in_tenant<T>(
+        &self,
+        tenant: Uuid,
+        livemode: bool,
+        intent: Intent,
+        work: impl AsyncFnOnce(&mut Tx) -> Result<T>,
+    ) -> Result<T> {
+        let mut tx = self.begin_tenant(tenant, livemode, intent).await?;
+        let out = work(&mut tx).await?;
+        tx.commit().await?;
+        Ok(out)
     }
 
     async fn begin_sqlite(writer: &Writer, read: &deadpool_sqlite::Pool, intent: Intent) -> Result<Tx> {
@@ -380,9 +412,20 @@ impl Tx {
         }
     }
 
+    /// A statement for SQLite: its SQL, and its values in the forms SQLite stores.
+    fn sqlite<S: QueryStatementWriter>(stmt: &S) -> (String, sea_query_rusqlite::RusqliteValues) {
+        let (sql, values) = stmt.build(SqliteQueryBuilder);
+        (sql, values::for_sqlite(values))
+    }
+
+    fn postgres<S: QueryStatementWriter>(stmt: &S) -> (String, SqlxValues) {
+        let (sql, values) = stmt.build(PostgresQueryBuilder);
+        (sql, SqlxValues(values))
+    }
+
     /// Runs a read on a rusqlite connection in one blocking call, rows and all.
-    async fn read_owned<S: RusqliteBinder>(conn: &deadpool_sqlite::Object, stmt: &S) -> Result<Vec<Row>> {
-        let (sql, values) = stmt.build_rusqlite(SqliteQueryBuilder);
+    async fn read_owned<S: QueryStatementWriter>(conn: &deadpool_sqlite::Object, stmt: &S) -> Result<Vec<Row>> {
+        let (sql, values) = Self::sqlite(stmt);
         let rows = conn
             .interact(move |c| query_owned(c, &sql, &values))
             .await
@@ -392,20 +435,16 @@ impl Tx {
     }
 
     /// A statement of a SQLite write transaction, with its rows.
-    fn write_owned<S: RusqliteBinder>(w: &SqliteWrite, stmt: &S) -> Result<Vec<Row>> {
-        let (sql, values) = stmt.build_rusqlite(SqliteQueryBuilder);
+    fn write_owned<S: QueryStatementWriter>(w: &SqliteWrite, stmt: &S) -> Result<Vec<Row>> {
+        let (sql, values) = Self::sqlite(stmt);
         let c = w.conn()?;
         Ok(query_owned(&c, &sql, &values)?)
     }
 
-    fn postgres<S: QueryStatementWriter + SqlxBinder>(stmt: &S) -> (String, SqlxValues) {
-        stmt.build_sqlx(PostgresQueryBuilder)
-    }
-
-    pub async fn execute<S: QueryStatementWriter + SqlxBinder + RusqliteBinder>(&mut self, stmt: &S) -> Result<u64> {
+    pub async fn execute<S: QueryStatementWriter>(&mut self, stmt: &S) -> Result<u64> {
         Ok(match self {
             Tx::Sqlite(w) => {
-                let (sql, values) = stmt.build_rusqlite(SqliteQueryBuilder);
+                let (sql, values) = Self::sqlite(stmt);
                 w.conn()?.prepare_cached(&sql)?.execute(&*values.as_params())? as u64
             }
             Tx::SqliteRead(_) => return Err(Error::internal(anyhow::anyhow!("a write in a read-only unit of work"))),
@@ -416,7 +455,7 @@ impl Tx {
         })
     }
 
-    pub async fn fetch_all<S: QueryStatementWriter + SqlxBinder + RusqliteBinder>(&mut self, stmt: &S) -> Result<Vec<Row>> {
+    pub async fn fetch_all<S: QueryStatementWriter>(&mut self, stmt: &S) -> Result<Vec<Row>> {
         Ok(match self {
             Tx::Sqlite(w) => Self::write_owned(w, stmt)?,
             Tx::SqliteRead(c) => Self::read_owned(c, stmt).await?,
@@ -427,7 +466,7 @@ impl Tx {
         })
     }
 
-    pub async fn fetch_optional<S: QueryStatementWriter + SqlxBinder + RusqliteBinder>(&mut self, stmt: &S) -> Result<Option<Row>> {
+    pub async fn fetch_optional<S: QueryStatementWriter>(&mut self, stmt: &S) -> Result<Option<Row>> {
         Ok(match self {
             Tx::Sqlite(w) => Self::write_owned(w, stmt)?.into_iter().next(),
             Tx::SqliteRead(c) => Self::read_owned(c, stmt).await?.into_iter().next(),

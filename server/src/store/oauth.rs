@@ -196,7 +196,6 @@ impl Store {
         let secret = (!new.public).then(|| random_secret(crate::domain::oauth::CLIENT_SECRET_PREFIX));
         let secret_hash = secret.as_deref().map(hash_secret);
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         tx.execute(
             Query::insert()
                 .into_table(a("oauth_clients"))
@@ -204,15 +203,15 @@ impl Store {
                     ["id", "tenant_id", "client_id", "name", "redirect_uris", "secret_hash", "livemode", "created_at", "updated_at"].map(a),
                 )
                 .values_panic([
-                    d.uuid(id).into(),
-                    d.uuid(new.tenant_id).into(),
+                    id.into(),
+                    new.tenant_id.into(),
                     client_id.clone().into(),
                     new.name.into(),
-                    d.json(serde_json::json!(new.redirect_uris)).into(),
+                    serde_json::json!(new.redirect_uris).into(),
                     secret_hash.clone().into(),
                     new.livemode.into(),
-                    d.ts(new.now).into(),
-                    d.ts(new.now).into(),
+                    new.now.into(),
+                    new.now.into(),
                 ]),
         )
         .await?;
@@ -252,13 +251,12 @@ impl Store {
     /// The apps a tenant registered, newest first (deleted ones left out).
     pub async fn oauth_clients_of(&self, tenant: Uuid) -> Result<Vec<Client>> {
         let mut tx = self.begin_system(Intent::Read).await?;
-        let d = tx.dialect();
         let rows = tx
             .fetch_all(
                 Query::select()
                     .columns(["id", "tenant_id", "client_id", "name", "redirect_uris", "secret_hash", "livemode", "created_at"].map(a))
                     .from(a("oauth_clients"))
-                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
+                    .and_where(col("tenant_id").eq(tenant))
                     .and_where(col("deleted_at").is_null())
                     .order_by(a("created_at"), sea_query::Order::Desc),
             )
@@ -278,16 +276,15 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<bool> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         let mut q = Query::update();
-        q.table(a("oauth_clients")).value(a("updated_at"), d.ts(now));
+        q.table(a("oauth_clients")).value(a("updated_at"), now);
         if let Some(uris) = redirect_uris {
-            q.value(a("redirect_uris"), d.json(serde_json::json!(uris)));
+            q.value(a("redirect_uris"), serde_json::json!(uris));
         }
         if let Some(h) = secret_hash {
             q.value(a("secret_hash"), h);
         }
-        q.and_where(col("tenant_id").eq(d.uuid(tenant))).and_where(col("id").eq(d.uuid(id))).and_where(col("deleted_at").is_null());
+        q.and_where(col("tenant_id").eq(tenant)).and_where(col("id").eq(id)).and_where(col("deleted_at").is_null());
         let n = tx.execute(&q).await?;
         tx.commit().await?;
         Ok(n == 1)
@@ -296,22 +293,21 @@ impl Store {
     /// Deletes an app of the tenant (softly) and revokes every authorization it holds.
     pub async fn oauth_delete_client(&self, tenant: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<bool> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         let n = tx
             .execute(
                 Query::update()
                     .table(a("oauth_clients"))
-                    .value(a("deleted_at"), d.ts(now))
-                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
-                    .and_where(col("id").eq(d.uuid(id)))
+                    .value(a("deleted_at"), now)
+                    .and_where(col("tenant_id").eq(tenant))
+                    .and_where(col("id").eq(id))
                     .and_where(col("deleted_at").is_null()),
             )
             .await?;
         tx.execute(
             Query::update()
                 .table(a("oauth_grants"))
-                .value(a("revoked_at"), d.ts(now))
-                .and_where(col("client_id").eq(d.uuid(id)))
+                .value(a("revoked_at"), now)
+                .and_where(col("client_id").eq(id))
                 .and_where(col("revoked_at").is_null()),
         )
         .await?;
@@ -324,7 +320,6 @@ impl Store {
     pub async fn oauth_grants_of(&self, tenant: Uuid, user: Option<Uuid>) -> Result<Vec<GrantRow>> {
         let (g, c, u) = ("oauth_grants", "oauth_clients", "users");
         let mut tx = self.begin_system(Intent::Read).await?;
-        let d = tx.dialect();
         let mut q = Query::select();
         for col_name in ["id", "client_id", "user_id", "livemode", "scopes", "created_at", "last_used_at"] {
             q.expr_as(tc(g, col_name), a(col_name));
@@ -334,11 +329,11 @@ impl Store {
             .from(a(g))
             .inner_join(a(c), tc(c, "id").equals((a(g), a("client_id"))))
             .left_join(a(u), live_record(u, g, "user_id"))
-            .and_where(tc(g, "tenant_id").eq(d.uuid(tenant)))
+            .and_where(tc(g, "tenant_id").eq(tenant))
             .and_where(tc(g, "revoked_at").is_null())
             .order_by((a(g), a("created_at")), sea_query::Order::Desc);
         if let Some(user) = user {
-            q.and_where(tc(g, "user_id").eq(d.uuid(user)));
+            q.and_where(tc(g, "user_id").eq(user));
         }
         let rows = tx.fetch_all(&q).await?;
         tx.commit().await?;
@@ -366,15 +361,14 @@ impl Store {
     /// tenant has no such standing grant.
     pub async fn oauth_revoke_connection(&self, tenant: Uuid, user: Option<Uuid>, grant: Uuid, now: DateTime<Utc>) -> Result<bool> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         let mut find = Query::select();
         find.columns(["client_id", "user_id"].map(a))
             .from(a("oauth_grants"))
-            .and_where(col("tenant_id").eq(d.uuid(tenant)))
-            .and_where(col("id").eq(d.uuid(grant)))
+            .and_where(col("tenant_id").eq(tenant))
+            .and_where(col("id").eq(grant))
             .and_where(col("revoked_at").is_null());
         if let Some(user) = user {
-            find.and_where(col("user_id").eq(d.uuid(user)));
+            find.and_where(col("user_id").eq(user));
         }
         let Some(row) = tx.fetch_optional(&find).await? else { return Ok(false) };
         let missing = || incomplete("oauth grant");
@@ -382,10 +376,10 @@ impl Store {
         tx.execute(
             Query::update()
                 .table(a("oauth_grants"))
-                .value(a("revoked_at"), d.ts(now))
-                .and_where(col("tenant_id").eq(d.uuid(tenant)))
-                .and_where(col("client_id").eq(d.uuid(client)))
-                .and_where(col("user_id").eq(d.uuid(user)))
+                .value(a("revoked_at"), now)
+                .and_where(col("tenant_id").eq(tenant))
+                .and_where(col("client_id").eq(client))
+                .and_where(col("user_id").eq(user))
                 .and_where(col("revoked_at").is_null()),
         )
         .await?;
@@ -410,19 +404,18 @@ impl Store {
         let grant = Uuid::now_v7();
         let code = random_secret(crate::domain::oauth::CODE_PREFIX);
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         tx.execute(
             Query::insert()
                 .into_table(a("oauth_grants"))
                 .columns(["id", "client_id", "tenant_id", "user_id", "livemode", "scopes", "created_at"].map(a))
                 .values_panic([
-                    d.uuid(grant).into(),
-                    d.uuid(client.id).into(),
-                    d.uuid(tenant_id).into(),
-                    d.uuid(user_id).into(),
+                    grant.into(),
+                    client.id.into(),
+                    tenant_id.into(),
+                    user_id.into(),
                     client.livemode.into(),
-                    d.json(serde_json::json!(scopes)).into(),
-                    d.ts(now).into(),
+                    serde_json::json!(scopes).into(),
+                    now.into(),
                 ]),
         )
         .await?;
@@ -432,11 +425,11 @@ impl Store {
                 .columns(["code_hash", "grant_id", "redirect_uri", "code_challenge", "created_at", "expires_at"].map(a))
                 .values_panic([
                     hash_secret(&code).into(),
-                    d.uuid(grant).into(),
+                    grant.into(),
                     redirect_uri.into(),
                     code_challenge.into(),
-                    d.ts(now).into(),
-                    d.ts(now + crate::domain::oauth::CODE_LIFETIME).into(),
+                    now.into(),
+                    (now + crate::domain::oauth::CODE_LIFETIME).into(),
                 ]),
         )
         .await?;
@@ -462,12 +455,11 @@ impl Store {
 
     /// Marks a code used; false when it already was (a concurrent exchange won).
     pub async fn oauth_use_code(tx: &mut Tx, code: &str, now: DateTime<Utc>) -> Result<bool> {
-        let d = tx.dialect();
         let n = tx
             .execute(
                 Query::update()
                     .table(a("oauth_codes"))
-                    .value(a("used_at"), d.ts(now))
+                    .value(a("used_at"), now)
                     .and_where(col("code_hash").eq(hash_secret(code)))
                     .and_where(col("used_at").is_null()),
             )
@@ -482,7 +474,6 @@ impl Store {
         use crate::domain::oauth::{ACCESS_LIFETIME, ACCESS_PREFIX, REFRESH_LIFETIME, REFRESH_PREFIX};
         let access = random_secret(ACCESS_PREFIX);
         let refresh = random_secret(REFRESH_PREFIX);
-        let d = tx.dialect();
         for (secret, kind, lifetime) in [(&access, "access", ACCESS_LIFETIME), (&refresh, "refresh", REFRESH_LIFETIME)] {
             tx.execute(
                 Query::insert()
@@ -490,11 +481,11 @@ impl Store {
                     .columns(["token_hash", "grant_id", "kind", "scopes", "created_at", "expires_at"].map(a))
                     .values_panic([
                         hash_secret(secret).into(),
-                        d.uuid(grant).into(),
+                        grant.into(),
                         kind.into(),
-                        d.json(serde_json::json!(scopes)).into(),
-                        d.ts(now).into(),
-                        d.ts(now + lifetime).into(),
+                        serde_json::json!(scopes).into(),
+                        now.into(),
+                        (now + lifetime).into(),
                     ]),
             )
             .await?;
@@ -531,12 +522,11 @@ impl Store {
 
     /// Marks a refresh token used (rotated); false when it already was.
     pub async fn oauth_use_token(tx: &mut Tx, secret: &str, now: DateTime<Utc>) -> Result<bool> {
-        let d = tx.dialect();
         let n = tx
             .execute(
                 Query::update()
                     .table(a("oauth_tokens"))
-                    .value(a("used_at"), d.ts(now))
+                    .value(a("used_at"), now)
                     .and_where(col("token_hash").eq(hash_secret(secret)))
                     .and_where(col("used_at").is_null()),
             )
@@ -547,13 +537,12 @@ impl Store {
     /// Ends an access token now (RFC 7009 for an access token: its grant lives on).
     pub async fn oauth_expire_token(&self, secret: &str, now: DateTime<Utc>) -> Result<()> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         tx.execute(
             Query::update()
                 .table(a("oauth_tokens"))
-                .value(a("expires_at"), d.ts(now))
+                .value(a("expires_at"), now)
                 .and_where(col("token_hash").eq(hash_secret(secret)))
-                .and_where(col("expires_at").gt(d.ts(now))),
+                .and_where(col("expires_at").gt(now)),
         )
         .await?;
         tx.commit().await
@@ -561,12 +550,11 @@ impl Store {
 
     /// Revokes a grant: every code and token of its family stops working.
     pub async fn oauth_revoke_grant_in(tx: &mut Tx, grant: Uuid, now: DateTime<Utc>) -> Result<()> {
-        let d = tx.dialect();
         tx.execute(
             Query::update()
                 .table(a("oauth_grants"))
-                .value(a("revoked_at"), d.ts(now))
-                .and_where(col("id").eq(d.uuid(grant)))
+                .value(a("revoked_at"), now)
+                .and_where(col("id").eq(grant))
                 .and_where(col("revoked_at").is_null()),
         )
         .await?;
@@ -584,9 +572,7 @@ impl Store {
     /// Records that a grant's token reached the API (what "Connected apps" shows).
     pub async fn oauth_touch_grant(&self, grant: Uuid, now: DateTime<Utc>) -> Result<()> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
-        tx.execute(Query::update().table(a("oauth_grants")).value(a("last_used_at"), d.ts(now)).and_where(col("id").eq(d.uuid(grant))))
-            .await?;
+        tx.execute(Query::update().table(a("oauth_grants")).value(a("last_used_at"), now).and_where(col("id").eq(grant))).await?;
         tx.commit().await
     }
 }
@@ -595,13 +581,12 @@ impl Store {
 /// may: on PostgreSQL the grants sit behind the tenant wall for exactly this); returns
 /// how many.
 pub async fn revoke_user_grants(tx: &mut Tx, tenant: Uuid, user: Uuid, now: DateTime<Utc>) -> Result<u64> {
-    let d = tx.dialect();
     tx.execute(
         Query::update()
             .table(a("oauth_grants"))
-            .value(a("revoked_at"), d.ts(now))
-            .and_where(col("tenant_id").eq(d.uuid(tenant)))
-            .and_where(col("user_id").eq(d.uuid(user)))
+            .value(a("revoked_at"), now)
+            .and_where(col("tenant_id").eq(tenant))
+            .and_where(col("user_id").eq(user))
             .and_where(col("revoked_at").is_null()),
     )
     .await

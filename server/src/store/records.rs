@@ -8,13 +8,14 @@ use chrono::{DateTime, Utc};
 use sea_query::{Alias, Cond, Expr, Order, Query, SelectStatement, SimpleExpr, Value};
 use uuid::Uuid;
 
+use super::values::bind;
 use super::{Dialect, Intent, Row, Store, Tx};
 use crate::domain::collections::collection;
 use crate::domain::list::{ListQuery, Op};
 use crate::domain::record::Record;
 use crate::domain::registry::{stored_system_fields, Collection, PropertyPath, Rule, Ty};
 use crate::domain::validate::Changes;
-use crate::domain::value::{format_datetime, Val};
+use crate::domain::value::Val;
 use crate::error::{Error, Result};
 
 /// Who is acting: the tenant, the environment, and an optional property constraint.
@@ -25,73 +26,20 @@ pub struct Scope {
     pub properties: Option<Vec<Uuid>>,
 }
 
-impl Dialect {
-    pub fn uuid(self, u: Uuid) -> Value {
-        match self {
-            Dialect::Sqlite => u.to_string().into(),
-            Dialect::Postgres => u.into(),
-        }
-    }
-    pub fn ts(self, t: DateTime<Utc>) -> Value {
-        match self {
-            Dialect::Sqlite => format_datetime(&t).into(),
-            Dialect::Postgres => t.into(),
-        }
-    }
-    pub fn json(self, j: serde_json::Value) -> Value {
-        match self {
-            Dialect::Sqlite => j.to_string().into(),
-            Dialect::Postgres => j.into(),
-        }
-    }
-
-    /// A field value as a bound SQL value, typed for the column even when NULL.
-    /// The NULL of a field type, typed as the database's driver binds it.
-    pub fn null(self, ty: Ty) -> Value {
-        self.value(ty, &Val::Null)
-    }
-
-    pub fn value(self, ty: Ty, v: &Val) -> Value {
-        use Dialect::*;
-        match (v, self) {
-            (Val::Null, _) => match (ty, self) {
-                (Ty::Int { .. } | Ty::Money, _) => Value::BigInt(None),
-                (Ty::Num { .. }, _) => Value::Double(None),
-                (Ty::Bool, _) => Value::Bool(None),
-                (_, Sqlite) => Value::String(None),
-                (Ty::Date, Postgres) => Value::ChronoDate(None),
-                (Ty::DateTime, Postgres) => Value::ChronoDateTimeUtc(None),
-                (Ty::Ref(_) | Ty::Uuid, Postgres) => Value::Uuid(None),
-                (Ty::StrList { .. } | Ty::RefList(_) | Ty::Json(_) | Ty::Metadata, Postgres) => Value::Json(None),
-                (_, Postgres) => Value::String(None),
-            },
-            (Val::Str(s), _) => s.clone().into(),
-            (Val::Int(i), _) | (Val::Money(i), _) => (*i).into(),
-            (Val::Num(f), _) => (*f).into(),
-            (Val::Bool(b), _) => (*b).into(),
-            (Val::Date(d), Sqlite) => d.format("%Y-%m-%d").to_string().into(),
-            (Val::Date(d), Postgres) => (*d).into(),
-            (Val::DateTime(t), d) => d.ts(*t),
-            (Val::Uuid(u), d) => d.uuid(*u),
-            (Val::Json(j), d) => d.json(j.clone()),
-        }
-    }
-}
-
 fn col(name: &str) -> Expr {
     Expr::col(Alias::new(name))
 }
 
 /// The tenant and environment condition every statement on a collection carries.
-fn tenant_cond(d: Dialect, scope: &Scope) -> Cond {
-    Cond::all().add(col("tenant_id").eq(d.uuid(scope.tenant))).add(col("livemode").eq(scope.livemode))
+fn tenant_cond(scope: &Scope) -> Cond {
+    Cond::all().add(col("tenant_id").eq(scope.tenant)).add(col("livemode").eq(scope.livemode))
 }
 
 /// What a property-constrained credential may see of a collection, or `None` when it
 /// may see nothing (tenant-wide records).
-fn property_cond(d: Dialect, c: &Collection, scope: &Scope) -> Option<Cond> {
+fn property_cond(c: &Collection, scope: &Scope) -> Option<Cond> {
     let Some(props) = &scope.properties else { return Some(Cond::all()) };
-    let values: Vec<Value> = props.iter().map(|p| d.uuid(*p)).collect();
+    let values: Vec<Value> = props.iter().map(|p| Value::from(*p)).collect();
     match c.property {
         PropertyPath::None => None,
         PropertyPath::SelfId => Some(Cond::all().add(col("id").is_in(values))),
@@ -139,33 +87,33 @@ fn decode(c: &Collection, row: &Row) -> Result<Record> {
 /// The keyset condition "after the cursor row". When every key has the same direction
 /// it is one row-value comparison, `(k1, k2, …) > (v1, v2, …)`, which both databases
 /// turn into a single index range: a page 10,000 deep costs what the first does.
-fn keyset(d: Dialect, keys: &[crate::domain::list::SortKey], vals: &[Val]) -> SimpleExpr {
+fn keyset(keys: &[crate::domain::list::SortKey], vals: &[Val]) -> SimpleExpr {
     if keys.iter().all(|k| k.desc == keys[0].desc) {
         let cols = Expr::tuple(keys.iter().map(|k| SimpleExpr::from(col(k.field.name))));
-        let values = Expr::tuple(keys.iter().zip(vals).map(|(k, v)| SimpleExpr::from(Expr::val(d.value(k.field.ty, v)))));
+        let values = Expr::tuple(keys.iter().zip(vals).map(|(k, v)| SimpleExpr::from(Expr::val(bind(k.field.ty, v)))));
         return if keys[0].desc { cols.lt(values) } else { cols.gt(values) };
     }
-    mixed_keyset(d, keys, vals)
+    mixed_keyset(keys, vals)
 }
 
 /// Mixed directions: `k1 ≥ v1 AND (k1 > v1 OR (k2 ≤ v2 AND (k2 < v2 OR …)))`, each
 /// comparison in its key's direction. Its leading `k1 ≥ v1` is still an index range.
-fn mixed_keyset(d: Dialect, keys: &[crate::domain::list::SortKey], vals: &[Val]) -> SimpleExpr {
+fn mixed_keyset(keys: &[crate::domain::list::SortKey], vals: &[Val]) -> SimpleExpr {
     let k = &keys[0];
-    let v = Expr::val(d.value(k.field.ty, &vals[0]));
+    let v = Expr::val(bind(k.field.ty, &vals[0]));
     let c = col(k.field.name);
     let strict: SimpleExpr = if k.desc { c.clone().lt(v.clone()) } else { c.clone().gt(v.clone()) };
     if keys.len() == 1 {
         return strict;
     }
     let loose: SimpleExpr = if k.desc { c.lte(v) } else { c.gte(v) };
-    loose.and(strict.or(mixed_keyset(d, &keys[1..], &vals[1..])))
+    loose.and(strict.or(mixed_keyset(&keys[1..], &vals[1..])))
 }
 
-fn filter_expr(d: Dialect, f: &crate::domain::list::Filter) -> SimpleExpr {
+fn filter_expr(f: &crate::domain::list::Filter) -> SimpleExpr {
     let c = || col(f.field.name);
-    let one = || Expr::val(d.value(f.field.ty, &f.values[0]));
-    let many = || f.values.iter().map(|v| d.value(f.field.ty, v)).collect::<Vec<_>>();
+    let one = || Expr::val(bind(f.field.ty, &f.values[0]));
+    let many = || f.values.iter().map(|v| bind(f.field.ty, v)).collect::<Vec<_>>();
     match f.op {
         Op::Eq => c().eq(one()),
         // A missing value is "not equal" too.
@@ -195,17 +143,16 @@ pub struct Page {
 impl Store {
     pub async fn list(&self, scope: &Scope, c: &'static Collection, q: &ListQuery, after: Option<Vec<Val>>) -> Result<Page> {
         let mut tx = self.begin_tenant(scope.tenant, scope.livemode, Intent::Read).await?;
-        let d = tx.dialect();
-        let Some(prop) = property_cond(d, c, scope) else {
+        let Some(prop) = property_cond(c, scope) else {
             return Ok(Page { records: vec![], has_more: false });
         };
         let mut sel = Query::select();
-        sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(d, scope)).cond_where(prop);
+        sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop);
         for f in &q.filters {
-            sel.and_where(filter_expr(d, f));
+            sel.and_where(filter_expr(f));
         }
         if let Some(vals) = after {
-            sel.and_where(keyset(d, &q.sort, &vals));
+            sel.and_where(keyset(&q.sort, &vals));
         }
         for k in &q.sort {
             sel.order_by(Alias::new(k.field.name), if k.desc { Order::Desc } else { Order::Asc });
@@ -233,7 +180,7 @@ pub async fn insert(
     scope: &Scope,
     c: &'static Collection,
     ch: Changes,
-    extra: Vec<(&'static str, Value)>,
+    extra: Vec<(&'static str, String)>,
     now: DateTime<Utc>,
 ) -> Result<Record> {
     insert_as(tx, scope, c, Uuid::now_v7(), ch, extra, now).await
@@ -246,28 +193,22 @@ pub async fn insert_as(
     c: &'static Collection,
     id: Uuid,
     mut ch: Changes,
-    extra: Vec<(&'static str, Value)>,
+    extra: Vec<(&'static str, String)>,
     now: DateTime<Utc>,
 ) -> Result<Record> {
-    let d = tx.dialect();
     resolve_references(tx, scope, c, &mut ch, None, id).await?;
     let mut cols =
         vec![Alias::new("tenant_id"), Alias::new("livemode"), Alias::new("id"), Alias::new("created_at"), Alias::new("updated_at")];
-    let mut vals: Vec<SimpleExpr> = vec![
-        Expr::val(d.uuid(scope.tenant)).into(),
-        scope.livemode.into(),
-        Expr::val(d.uuid(id)).into(),
-        Expr::val(d.ts(now)).into(),
-        Expr::val(d.ts(now)).into(),
-    ];
+    let mut vals: Vec<SimpleExpr> =
+        vec![Expr::val(scope.tenant).into(), scope.livemode.into(), Expr::val(id).into(), Expr::val(now).into(), Expr::val(now).into()];
     if c.metadata {
         cols.push(Alias::new("metadata"));
-        vals.push(Expr::val(d.json(ch.metadata.clone().unwrap_or_else(|| serde_json::json!({})))).into());
+        vals.push(Expr::val(ch.metadata.clone().unwrap_or_else(|| serde_json::json!({}))).into());
     }
     for f in c.fields {
         if let Some(v) = ch.values.get(f.name) {
             cols.push(Alias::new(f.name));
-            vals.push(Expr::val(d.value(f.ty, v)).into());
+            vals.push(Expr::val(bind(f.ty, v)).into());
         }
     }
     for (name, v) in extra {
@@ -299,10 +240,9 @@ pub async fn modify(
 /// Deletes a record the transaction has already read and locked (see [`fetch`]), if
 /// the credential may write at its property.
 pub async fn remove(tx: &mut Tx, scope: &Scope, c: &'static Collection, current: &Record) -> Result<()> {
-    let d = tx.dialect();
     check_writable_property(scope, current.property_id(c))?;
     let mut del = Query::delete();
-    del.from_table(Alias::new(c.table)).cond_where(tenant_cond(d, scope)).and_where(col("id").eq(d.uuid(current.id)));
+    del.from_table(Alias::new(c.table)).cond_where(tenant_cond(scope)).and_where(col("id").eq(current.id));
     tx.execute(&del).await?;
     Ok(())
 }
@@ -317,20 +257,19 @@ pub async fn write_changes(
     mut ch: Changes,
     now: DateTime<Utc>,
 ) -> Result<(Record, Record)> {
-    let d = tx.dialect();
     let id = current.id;
     resolve_references(tx, scope, c, &mut ch, Some(&current), id).await?;
     let mut up = Query::update();
-    up.table(Alias::new(c.table)).value(Alias::new("updated_at"), d.ts(now));
+    up.table(Alias::new(c.table)).value(Alias::new("updated_at"), now);
     if let Some(m) = &ch.metadata {
-        up.value(Alias::new("metadata"), d.json(merge_metadata(current.metadata.as_ref(), m)));
+        up.value(Alias::new("metadata"), Value::from(merge_metadata(current.metadata.as_ref(), m)));
     }
     for f in c.fields {
         if let Some(v) = ch.values.get(f.name) {
-            up.value(Alias::new(f.name), d.value(f.ty, v));
+            up.value(Alias::new(f.name), bind(f.ty, v));
         }
     }
-    up.cond_where(tenant_cond(d, scope)).and_where(col("id").eq(d.uuid(id)));
+    up.cond_where(tenant_cond(scope)).and_where(col("id").eq(id));
     tx.execute(&up).await?;
     let rec = fetch_one(tx, scope, c, id, false).await?;
     Ok((current, rec))
@@ -346,13 +285,12 @@ pub async fn fetch(tx: &mut Tx, scope: &Scope, c: &'static Collection, id: Uuid,
 /// signatures of this lease"). Not locked: callers lock the parent record first, which
 /// orders concurrent writers without deadlocks. Callers keep the sets small.
 pub async fn find(tx: &mut Tx, scope: &Scope, c: &'static Collection, equal: &[(&str, Val)]) -> Result<Vec<Record>> {
-    let d = tx.dialect();
-    let Some(prop) = property_cond(d, c, scope) else { return Ok(vec![]) };
+    let Some(prop) = property_cond(c, scope) else { return Ok(vec![]) };
     let mut sel = Query::select();
-    sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(d, scope)).cond_where(prop);
+    sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop);
     for (name, v) in equal {
         let ty = crate::domain::list::lookup(c, name).map(|f| f.ty).unwrap_or(Ty::Text);
-        sel.and_where(col(name).eq(Expr::val(d.value(ty, v))));
+        sel.and_where(col(name).eq(Expr::val(bind(ty, v))));
     }
     // Sorted here, not in SQL: with an ORDER BY, SQLite's planner (without statistics)
     // walks the tenant's `created_at` index instead of the equality's index, reading every
@@ -383,13 +321,9 @@ fn merge_metadata(current: Option<&serde_json::Value>, patch: &serde_json::Value
 async fn fetch_one(tx: &mut Tx, scope: &Scope, c: &'static Collection, id: Uuid, lock: bool) -> Result<Record> {
     let d = tx.dialect();
     let not_found = || Error::not_found(&format!("{} {id}", c.object));
-    let prop = property_cond(d, c, scope).ok_or_else(not_found)?;
+    let prop = property_cond(c, scope).ok_or_else(not_found)?;
     let mut sel = Query::select();
-    sel.columns(columns(c))
-        .from(Alias::new(c.table))
-        .cond_where(tenant_cond(d, scope))
-        .cond_where(prop)
-        .and_where(col("id").eq(d.uuid(id)));
+    sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop).and_where(col("id").eq(id));
     if lock && d == Dialect::Postgres {
         sel.lock(sea_query::LockType::Update);
     }
@@ -399,15 +333,10 @@ async fn fetch_one(tx: &mut Tx, scope: &Scope, c: &'static Collection, id: Uuid,
 
 /// The visible record a reference points to: its property, if any.
 async fn referenced_property(tx: &mut Tx, scope: &Scope, target: &'static Collection, id: Uuid, param: &str) -> Result<Option<Uuid>> {
-    let d = tx.dialect();
     let not_found = || Error::missing_reference(param, target.object, id);
-    let prop = property_cond(d, target, scope).ok_or_else(not_found)?;
+    let prop = property_cond(target, scope).ok_or_else(not_found)?;
     let mut sel: SelectStatement = Query::select();
-    sel.column(Alias::new("id"))
-        .from(Alias::new(target.table))
-        .cond_where(tenant_cond(d, scope))
-        .cond_where(prop)
-        .and_where(col("id").eq(d.uuid(id)));
+    sel.column(Alias::new("id")).from(Alias::new(target.table)).cond_where(tenant_cond(scope)).cond_where(prop).and_where(col("id").eq(id));
     if target.has_property_column() {
         sel.column(Alias::new("property_id"));
     }
@@ -529,7 +458,6 @@ impl Store {
     /// Inserts many rows in one transaction, in multi-row statements.
     pub async fn insert_many(&self, tenant: Uuid, livemode: bool, c: &'static Collection, rows: &[NewRow]) -> Result<()> {
         let mut tx = self.begin_tenant(tenant, livemode, Intent::Write).await?;
-        let d = tx.dialect();
         let mut cols =
             vec![Alias::new("tenant_id"), Alias::new("livemode"), Alias::new("id"), Alias::new("created_at"), Alias::new("updated_at")];
         if c.metadata {
@@ -543,18 +471,18 @@ impl Store {
             ins.into_table(Alias::new(c.table)).columns(cols.clone());
             for r in chunk {
                 let mut vals: Vec<SimpleExpr> = vec![
-                    Expr::val(d.uuid(tenant)).into(),
+                    Expr::val(tenant).into(),
                     livemode.into(),
-                    Expr::val(d.uuid(r.id)).into(),
-                    Expr::val(d.ts(r.created_at)).into(),
-                    Expr::val(d.ts(r.created_at)).into(),
+                    Expr::val(r.id).into(),
+                    Expr::val(r.created_at).into(),
+                    Expr::val(r.created_at).into(),
                 ];
                 if c.metadata {
-                    vals.push(Expr::val(d.json(serde_json::json!({}))).into());
+                    vals.push(Expr::val(serde_json::json!({})).into());
                 }
                 for f in c.fields {
                     let v = r.values.get(f.name).cloned().or_else(|| crate::domain::validate::default_value(f)).unwrap_or(Val::Null);
-                    vals.push(Expr::val(d.value(f.ty, &v)).into());
+                    vals.push(Expr::val(bind(f.ty, &v)).into());
                 }
                 ins.values(vals).map_err(Error::internal)?;
             }

@@ -3,7 +3,7 @@
 //! untouched).
 
 use chrono::{DateTime, Duration, Utc};
-use sea_query::{Alias, Expr, OnConflict, Query, SimpleExpr};
+use sea_query::{Alias, Expr, OnConflict, Query, Value};
 use uuid::Uuid;
 
 use super::Tx;
@@ -16,9 +16,7 @@ fn a(name: &str) -> Alias {
 
 /// How far a tenant's sandbox runs ahead of real time (zero until it is advanced).
 pub async fn offset(tx: &mut Tx, tenant: Uuid) -> Result<Duration> {
-    let d = tx.dialect();
-    let sel =
-        Query::select().column(a("offset_ms")).from(a("sandbox_clocks")).and_where(Expr::col(a("tenant_id")).eq(d.uuid(tenant))).to_owned();
+    let sel = Query::select().column(a("offset_ms")).from(a("sandbox_clocks")).and_where(Expr::col(a("tenant_id")).eq(tenant)).to_owned();
     Ok(match tx.fetch_optional(&sel).await? {
         Some(r) => Duration::milliseconds(r.opt_i64("offset_ms")?.unwrap_or(0)),
         None => Duration::zero(),
@@ -28,18 +26,17 @@ pub async fn offset(tx: &mut Tx, tenant: Uuid) -> Result<Duration> {
 /// Moves a tenant's sandbox clock forward to `offset` ahead of real time; never back (a
 /// smaller offset, from a concurrent advance that started earlier, changes nothing).
 pub async fn advance(tx: &mut Tx, tenant: Uuid, to: Duration, now: DateTime<Utc>) -> Result<()> {
-    let d = tx.dialect();
     // Rounded up, so that what is written right after an advance to `at` is never dated
     // before `at` (a day-start round must not write on the day before).
     let ms = to.num_milliseconds() + i64::from(to - Duration::milliseconds(to.num_milliseconds()) > Duration::zero());
     let mut ins = Query::insert();
     ins.into_table(a("sandbox_clocks"))
         .columns(["tenant_id", "offset_ms", "updated_at"].map(a))
-        .values([Expr::val(d.uuid(tenant)).into(), ms.into(), Expr::val(d.ts(now)).into()])
+        .values([Expr::val(tenant).into(), ms.into(), Expr::val(now).into()])
         .map_err(Error::internal)?
         .on_conflict(
             OnConflict::column(a("tenant_id"))
-                .values([(a("offset_ms"), Expr::val(ms).into()), (a("updated_at"), Expr::val(d.ts(now)).into())])
+                .values([(a("offset_ms"), Expr::val(ms).into()), (a("updated_at"), Expr::val(now).into())])
                 .action_and_where(Expr::col((a("sandbox_clocks"), a("offset_ms"))).lt(ms))
                 .to_owned(),
         );
@@ -58,17 +55,6 @@ pub async fn clocked(tx: &mut Tx) -> Result<Vec<(Uuid, Duration)>> {
             Ok((tenant, Duration::milliseconds(r.opt_i64("offset_ms")?.unwrap_or(0))))
         })
         .collect()
-}
-
-/// For scans of background work over table alias `r`: rows that run on real time, i.e.
-/// not of a sandbox that has its own clock.
-pub fn on_real_time() -> SimpleExpr {
-    Expr::cust("NOT (r.livemode = false AND EXISTS (SELECT 1 FROM sandbox_clocks sc WHERE sc.tenant_id = r.tenant_id))")
-}
-
-/// For scans of background work over table alias `r`: the rows of one tenant's sandbox.
-pub fn of_sandbox(d: super::Dialect, tenant: Uuid) -> Vec<SimpleExpr> {
-    vec![Expr::col((a("r"), a("tenant_id"))).eq(d.uuid(tenant)), Expr::col((a("r"), a("livemode"))).eq(false)]
 }
 
 /// Tables of a tenant's sandbox data beyond the collections' (each refers to them).
@@ -129,8 +115,7 @@ fn deletion_steps() -> Result<Vec<Step>> {
 /// deliveries and idempotency keys) and its sandbox clock. Live rows, keys, users and the
 /// tenant itself are untouched. Returns the rows deleted.
 pub async fn reset(tx: &mut Tx, tenant: Uuid) -> Result<u64> {
-    let d = tx.dialect();
-    let mine = |cond: sea_query::Condition| cond.add(Expr::col(a("tenant_id")).eq(d.uuid(tenant))).add(Expr::col(a("livemode")).eq(false));
+    let mine = |cond: sea_query::Condition| cond.add(Expr::col(a("tenant_id")).eq(tenant)).add(Expr::col(a("livemode")).eq(false));
     let mut deleted = 0;
     let steps = BOOKKEEPING.iter().map(|t| Step::Delete(t)).chain(deletion_steps()?);
     for step in steps {
@@ -140,12 +125,12 @@ pub async fn reset(tx: &mut Tx, tenant: Uuid) -> Result<u64> {
             }
             Step::Clear(table, field) => {
                 let mut up = Query::update();
-                up.table(a(table)).cond_where(mine(sea_query::Cond::all())).value(a(field), d.null(crate::domain::registry::Ty::Uuid));
+                up.table(a(table)).cond_where(mine(sea_query::Cond::all())).value(a(field), Value::Uuid(None));
                 tx.execute(&up).await?;
             }
         }
     }
-    tx.execute(&Query::delete().from_table(a("sandbox_clocks")).and_where(Expr::col(a("tenant_id")).eq(d.uuid(tenant))).to_owned()).await?;
+    tx.execute(&Query::delete().from_table(a("sandbox_clocks")).and_where(Expr::col(a("tenant_id")).eq(tenant)).to_owned()).await?;
     Ok(deleted)
 }
 

@@ -36,7 +36,7 @@ impl Behaviour for FlowTokens {
         new.changes.values.insert("expires_at", Val::DateTime(w.now + Duration::minutes(LIFETIME_MINUTES)));
         // The description declares where the hash goes (and that responses show the token once).
         let secret = c.secret.ok_or_else(|| Error::internal(anyhow::anyhow!("flow-tokens declares no secret")))?;
-        new.hidden.push((secret.column, crate::store::keys::hash_secret(&token).into()));
+        new.hidden.push((secret.column, crate::store::keys::hash_secret(&token)));
         new.secret = Some(token);
         Ok(())
     }

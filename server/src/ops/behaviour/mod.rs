@@ -25,7 +25,6 @@ mod users;
 pub(super) mod webhooks;
 
 use async_trait::async_trait;
-use sea_query::Value;
 use serde_json::{Map, Value as Json};
 use uuid::Uuid;
 
@@ -49,7 +48,7 @@ pub(super) struct NewRecord {
     /// The id the record will have.
     pub id: Uuid,
     pub changes: Changes,
-    pub hidden: Vec<(&'static str, Value)>,
+    pub hidden: Vec<(&'static str, String)>,
     pub secret: Option<String>,
 }
 

@@ -105,7 +105,7 @@ impl Behaviour for Webhooks {
         }
         let secret = c.secret.ok_or_else(|| Error::internal(anyhow::anyhow!("webhooks declare no secret")))?;
         let (plain, sealed) = w.seal_secret(new.id);
-        new.hidden.push((secret.column, sealed.into()));
+        new.hidden.push((secret.column, sealed));
         new.secret = Some(plain);
         Ok(())
     }

@@ -10,7 +10,6 @@
 //! since its start.
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use sea_query::{Expr, SimpleExpr};
 use serde_json::{json, Map};
 use uuid::Uuid;
 
@@ -20,10 +19,10 @@ use crate::domain::validate::Changes;
 use crate::domain::value::{money_json, Val};
 use crate::error::{Error, Result};
 use crate::ops::{Actor, Operations};
-use crate::store::records::{self, ScanLock, Scope};
+use crate::store::background;
+use crate::store::records::{self, Scope};
 use crate::store::Intent;
 
-use super::scheduled::{col, date};
 use super::Reach;
 
 /// How many days before its due date a period is billed (its invoice goes out).
@@ -35,26 +34,12 @@ const BATCH: u64 = 200;
 /// the charges made.
 pub async fn bill_rent(ops: &Operations, now: DateTime<Utc>, reach: Reach) -> Result<usize> {
     let horizon = now.date_naive() + Duration::days(LEAD);
-    let c = named("leases")?;
     let mut billed = 0;
     // A lease never billed, or whose next period falls due by the horizon.
     let mut after: Option<(DateTime<Utc>, Uuid)> = None;
     loop {
         let mut read = ops.store().begin_system(Intent::Read).await?;
-        let d = read.dialect();
-        let mut due: Vec<SimpleExpr> = vec![
-            col("status").eq("active"),
-            col("start_date").lte(date(d, horizon)),
-            col("rent_next_due").lte(date(d, horizon)).or(col("rent_next_due").is_null().and(col("rent_billed_through").is_null())),
-        ];
-        due.extend(reach.conditions(d));
-        if let Some((at, id)) = after {
-            due.push(
-                Expr::tuple([col("created_at").into(), col("id").into()])
-                    .gt(Expr::tuple([Expr::val(d.ts(at)).into(), Expr::val(d.uuid(id)).into()])),
-            );
-        }
-        let batch = records::scan(&mut read, c, due, BATCH, ScanLock::None).await?;
+        let batch = background::leases_to_bill(&mut read, reach, horizon, after, BATCH).await?;
         read.commit().await?;
         for (tenant, lease) in &batch {
             billed += bill_lease(ops, *tenant, lease.livemode, lease.id, horizon).await?;
@@ -132,10 +117,7 @@ pub async fn end_leases(ops: &Operations, now: DateTime<Utc>, reach: Reach) -> R
     let mut ended = 0;
     loop {
         let mut read = ops.store().begin_system(Intent::Read).await?;
-        let d = read.dialect();
-        let mut due = vec![col("status").eq("active"), col("end_date").lt(date(d, now.date_naive()))];
-        due.extend(reach.conditions(d));
-        let batch = records::scan(&mut read, c, due, BATCH, ScanLock::None).await?;
+        let batch = background::leases_past_end(&mut read, reach, now.date_naive(), BATCH).await?;
         read.commit().await?;
         if batch.is_empty() {
             return Ok(ended);

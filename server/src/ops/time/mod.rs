@@ -8,31 +8,10 @@ pub mod sandbox;
 pub mod scheduled;
 
 use chrono::{DateTime, Utc};
-use sea_query::SimpleExpr;
-use uuid::Uuid;
 
 use super::Operations;
 use crate::error::Result;
-use crate::store::{sandbox as sandboxes, Dialect};
-
-/// Whose rows a round of time-driven work reaches: everything that runs on real time
-/// (live data, and sandboxes without a clock of their own), or one tenant's sandbox on
-/// its sandbox clock (`store::sandbox`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reach {
-    RealTime,
-    Sandbox(Uuid),
-}
-
-impl Reach {
-    /// The conditions that select its rows in a scan over table alias `r`.
-    pub fn conditions(self, d: Dialect) -> Vec<SimpleExpr> {
-        match self {
-            Reach::RealTime => vec![sandboxes::on_real_time()],
-            Reach::Sandbox(tenant) => sandboxes::of_sandbox(d, tenant),
-        }
-    }
-}
+pub use crate::store::background::Reach;
 
 /// What time caused, in one pass or several.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -74,19 +74,11 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<()> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         tx.execute(
             Query::insert()
                 .into_table(a("console_credentials"))
                 .columns(["tenant_id", "user_id", "email", "password_hash", "created_at", "updated_at"].map(a))
-                .values_panic([
-                    d.uuid(tenant).into(),
-                    d.uuid(user).into(),
-                    email.into(),
-                    password_hash.into(),
-                    d.ts(now).into(),
-                    d.ts(now).into(),
-                ]),
+                .values_panic([tenant.into(), user.into(), email.into(), password_hash.into(), now.into(), now.into()]),
         )
         .await?;
         tx.commit().await
@@ -95,14 +87,13 @@ impl Store {
     /// Replaces a stored password hash (a rehash with today's parameters).
     pub async fn console_set_password_hash(&self, tenant: Uuid, user: Uuid, password_hash: &str, now: DateTime<Utc>) -> Result<()> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         tx.execute(
             Query::update()
                 .table(a("console_credentials"))
                 .value(a("password_hash"), password_hash)
-                .value(a("updated_at"), d.ts(now))
-                .and_where(col("tenant_id").eq(d.uuid(tenant)))
-                .and_where(col("user_id").eq(d.uuid(user))),
+                .value(a("updated_at"), now)
+                .and_where(col("tenant_id").eq(tenant))
+                .and_where(col("user_id").eq(user)),
         )
         .await?;
         tx.commit().await
@@ -112,11 +103,10 @@ impl Store {
     /// passwords, users, roles, service accounts), so a sign-up is all or nothing.
     pub async fn console_discard_tenant(&self, tenant: Uuid) -> Result<()> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         for table in ["console_sessions", "console_credentials", "users", "roles", "api_keys", "service_accounts"] {
-            tx.execute(Query::delete().from_table(a(table)).and_where(col("tenant_id").eq(d.uuid(tenant)))).await?;
+            tx.execute(Query::delete().from_table(a(table)).and_where(col("tenant_id").eq(tenant))).await?;
         }
-        tx.execute(Query::delete().from_table(a("tenants")).and_where(col("id").eq(d.uuid(tenant)))).await?;
+        tx.execute(Query::delete().from_table(a("tenants")).and_where(col("id").eq(tenant))).await?;
         tx.commit().await
     }
 }

@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::{a, col, incomplete, strings};
 use crate::error::{Error, Result};
-use crate::store::{Dialect, Intent, Row, Store};
+use crate::store::{Intent, Row, Store};
 
 #[derive(Debug, Clone)]
 pub struct KeyRow {
@@ -43,25 +43,22 @@ impl Store {
         })
     }
 
-    fn keys_select(d: Dialect, tenant: Uuid) -> SelectStatement {
+    fn keys_select(tenant: Uuid) -> SelectStatement {
         // Never the secret hash: what leaves here is shown.
         let mut sel = Query::select();
         sel.columns(
             ["id", "service_account_id", "livemode", "prefix", "scopes", "property_ids", "created_at", "last_used_at", "revoked_at"].map(a),
         )
         .from(a("api_keys"))
-        .and_where(col("tenant_id").eq(d.uuid(tenant)));
+        .and_where(col("tenant_id").eq(tenant));
         sel
     }
 
     /// A service account's keys in both environments, newest first.
     pub async fn console_keys(&self, tenant: Uuid, service_account: Uuid) -> Result<Vec<KeyRow>> {
         let mut tx = self.begin_system(Intent::Read).await?;
-        let d = tx.dialect();
-        let mut sel = Self::keys_select(d, tenant);
-        sel.and_where(col("service_account_id").eq(d.uuid(service_account)))
-            .order_by(a("created_at"), Order::Desc)
-            .order_by(a("id"), Order::Desc);
+        let mut sel = Self::keys_select(tenant);
+        sel.and_where(col("service_account_id").eq(service_account)).order_by(a("created_at"), Order::Desc).order_by(a("id"), Order::Desc);
         let rows = tx.fetch_all(&sel).await?;
         tx.commit().await?;
         rows.iter().map(Self::key_row).collect()
@@ -70,9 +67,8 @@ impl Store {
     /// One of the tenant's keys.
     pub async fn console_key(&self, tenant: Uuid, key: Uuid) -> Result<Option<KeyRow>> {
         let mut tx = self.begin_system(Intent::Read).await?;
-        let d = tx.dialect();
-        let mut sel = Self::keys_select(d, tenant);
-        sel.and_where(col("id").eq(d.uuid(key)));
+        let mut sel = Self::keys_select(tenant);
+        sel.and_where(col("id").eq(key));
         let row = tx.fetch_optional(&sel).await?;
         tx.commit().await?;
         row.as_ref().map(Self::key_row).transpose()

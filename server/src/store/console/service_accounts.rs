@@ -9,7 +9,7 @@ use uuid::Uuid;
 use super::{a, col, incomplete};
 use crate::error::Result;
 use crate::store::keys::announce_evictions;
-use crate::store::{Dialect, Intent, Row, Store, Tx};
+use crate::store::{Intent, Row, Store, Tx};
 
 #[derive(Debug, Clone)]
 pub struct ServiceAccountRow {
@@ -31,7 +31,7 @@ pub enum Changed {
 }
 
 impl Store {
-    fn service_accounts_select(d: Dialect, tenant: Uuid) -> SelectStatement {
+    fn service_accounts_select(tenant: Uuid) -> SelectStatement {
         let mut sel = Query::select();
         sel.columns(["id", "name", "status", "created_at"].map(a))
             .expr_as(
@@ -42,7 +42,7 @@ impl Store {
                 a("active_keys"),
             )
             .from(a("service_accounts"))
-            .and_where(col("tenant_id").eq(d.uuid(tenant)))
+            .and_where(col("tenant_id").eq(tenant))
             .and_where(col("deleted_at").is_null());
         sel
     }
@@ -61,7 +61,7 @@ impl Store {
     /// The tenant's service accounts that are not deleted, newest first.
     pub async fn console_service_accounts(&self, tenant: Uuid) -> Result<Vec<ServiceAccountRow>> {
         let mut tx = self.begin_system(Intent::Read).await?;
-        let mut sel = Self::service_accounts_select(tx.dialect(), tenant);
+        let mut sel = Self::service_accounts_select(tenant);
         sel.order_by(a("created_at"), Order::Desc).order_by(a("id"), Order::Desc);
         let rows = tx.fetch_all(&sel).await?;
         tx.commit().await?;
@@ -71,9 +71,8 @@ impl Store {
     /// One of the tenant's service accounts, unless deleted.
     pub async fn console_service_account(&self, tenant: Uuid, id: Uuid) -> Result<Option<ServiceAccountRow>> {
         let mut tx = self.begin_system(Intent::Read).await?;
-        let d = tx.dialect();
-        let mut sel = Self::service_accounts_select(d, tenant);
-        sel.and_where(col("id").eq(d.uuid(id)));
+        let mut sel = Self::service_accounts_select(tenant);
+        sel.and_where(col("id").eq(id));
         let row = tx.fetch_optional(&sel).await?;
         tx.commit().await?;
         row.as_ref().map(Self::service_account_row).transpose()
@@ -81,15 +80,14 @@ impl Store {
 
     /// Whether another live account of the tenant has the name.
     async fn name_taken(tx: &mut Tx, tenant: Uuid, name: &str, except: Option<Uuid>) -> Result<bool> {
-        let d = tx.dialect();
         let mut sel = Query::select();
         sel.column(a("id"))
             .from(a("service_accounts"))
-            .and_where(col("tenant_id").eq(d.uuid(tenant)))
+            .and_where(col("tenant_id").eq(tenant))
             .and_where(col("name").eq(name))
             .and_where(col("deleted_at").is_null());
         if let Some(id) = except {
-            sel.and_where(col("id").ne(d.uuid(id)));
+            sel.and_where(col("id").ne(id));
         }
         Ok(tx.fetch_optional(&sel).await?.is_some())
     }
@@ -97,7 +95,6 @@ impl Store {
     /// Creates a service account; `None` when the name is taken.
     pub async fn console_create_service_account(&self, tenant: Uuid, name: &str, now: DateTime<Utc>) -> Result<Option<Uuid>> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         if Self::name_taken(&mut tx, tenant, name, None).await? {
             return Ok(None);
         }
@@ -106,7 +103,7 @@ impl Store {
             Query::insert()
                 .into_table(a("service_accounts"))
                 .columns(["tenant_id", "id", "name", "status", "created_at"].map(a))
-                .values_panic([d.uuid(tenant).into(), d.uuid(id).into(), name.into(), "active".into(), d.ts(now).into()]),
+                .values_panic([tenant.into(), id.into(), name.into(), "active".into(), now.into()]),
         )
         .await?;
         tx.commit().await?;
@@ -115,7 +112,6 @@ impl Store {
 
     pub async fn console_rename_service_account(&self, tenant: Uuid, id: Uuid, name: &str) -> Result<Changed> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         if Self::name_taken(&mut tx, tenant, name, Some(id)).await? {
             return Ok(Changed::NameTaken);
         }
@@ -124,8 +120,8 @@ impl Store {
                 Query::update()
                     .table(a("service_accounts"))
                     .value(a("name"), name)
-                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
-                    .and_where(col("id").eq(d.uuid(id)))
+                    .and_where(col("tenant_id").eq(tenant))
+                    .and_where(col("id").eq(id))
                     .and_where(col("deleted_at").is_null()),
             )
             .await?;
@@ -135,14 +131,13 @@ impl Store {
 
     /// The secret hashes of a service account's keys that are not revoked.
     async fn active_key_hashes(tx: &mut Tx, tenant: Uuid, service_account: Uuid) -> Result<Vec<(Uuid, String)>> {
-        let d = tx.dialect();
         let rows = tx
             .fetch_all(
                 Query::select()
                     .columns(["id", "secret_hash"].map(a))
                     .from(a("api_keys"))
-                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
-                    .and_where(col("service_account_id").eq(d.uuid(service_account)))
+                    .and_where(col("tenant_id").eq(tenant))
+                    .and_where(col("service_account_id").eq(service_account))
                     .and_where(col("revoked_at").is_null()),
             )
             .await?;
@@ -161,14 +156,13 @@ impl Store {
     /// cache here and (PostgreSQL) in every process sharing the database.
     pub async fn console_set_service_account_status(&self, tenant: Uuid, id: Uuid, active: bool) -> Result<Changed> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         let n = tx
             .execute(
                 Query::update()
                     .table(a("service_accounts"))
                     .value(a("status"), if active { "active" } else { "disabled" })
-                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
-                    .and_where(col("id").eq(d.uuid(id)))
+                    .and_where(col("tenant_id").eq(tenant))
+                    .and_where(col("id").eq(id))
                     .and_where(col("deleted_at").is_null()),
             )
             .await?;
@@ -188,14 +182,13 @@ impl Store {
     /// not yet revoked, for the caller to revoke; `None` when there is no such account.
     pub async fn console_mark_service_account_deleted(&self, tenant: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<Option<Vec<Uuid>>> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         let n = tx
             .execute(
                 Query::update()
                     .table(a("service_accounts"))
-                    .value(a("deleted_at"), d.ts(now))
-                    .and_where(col("tenant_id").eq(d.uuid(tenant)))
-                    .and_where(col("id").eq(d.uuid(id)))
+                    .value(a("deleted_at"), now)
+                    .and_where(col("tenant_id").eq(tenant))
+                    .and_where(col("id").eq(id))
                     .and_where(col("deleted_at").is_null()),
             )
             .await?;

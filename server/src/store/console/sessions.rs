@@ -50,16 +50,15 @@ impl Store {
         signed_in: bool,
     ) -> Result<()> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
         if let Some(prev) = previous_hash {
             tx.execute(Query::delete().from_table(a("console_sessions")).and_where(col("token_hash").eq(prev))).await?;
         }
         tx.execute(
             Query::delete()
                 .from_table(a("console_sessions"))
-                .and_where(col("tenant_id").eq(d.uuid(s.tenant_id)))
-                .and_where(col("user_id").eq(d.uuid(s.user_id)))
-                .and_where(col("expires_at").lte(d.ts(s.now)).or(col("last_seen_at").lte(d.ts(idle_cutoff)))),
+                .and_where(col("tenant_id").eq(s.tenant_id))
+                .and_where(col("user_id").eq(s.user_id))
+                .and_where(col("expires_at").lte(s.now).or(col("last_seen_at").lte(idle_cutoff))),
         )
         .await?;
         tx.execute(
@@ -68,13 +67,13 @@ impl Store {
                 .columns(["token_hash", "tenant_id", "user_id", "csrf", "livemode", "created_at", "last_seen_at", "expires_at"].map(a))
                 .values_panic([
                     s.token_hash.into(),
-                    d.uuid(s.tenant_id).into(),
-                    d.uuid(s.user_id).into(),
+                    s.tenant_id.into(),
+                    s.user_id.into(),
                     s.csrf.into(),
                     s.livemode.into(),
-                    d.ts(s.now).into(),
-                    d.ts(s.now).into(),
-                    d.ts(s.expires_at).into(),
+                    s.now.into(),
+                    s.now.into(),
+                    s.expires_at.into(),
                 ]),
         )
         .await?;
@@ -84,10 +83,10 @@ impl Store {
             tx.execute(
                 Query::update()
                     .table(a("users"))
-                    .value(a("last_sign_in_at"), d.ts(s.now))
-                    .and_where(col("tenant_id").eq(d.uuid(s.tenant_id)))
+                    .value(a("last_sign_in_at"), s.now)
+                    .and_where(col("tenant_id").eq(s.tenant_id))
                     .and_where(col("livemode").eq(true))
-                    .and_where(col("id").eq(d.uuid(s.user_id))),
+                    .and_where(col("id").eq(s.user_id)),
             )
             .await?;
         }
@@ -149,11 +148,8 @@ impl Store {
     /// Records that a session was used.
     pub async fn console_touch_session(&self, token_hash: &str, now: DateTime<Utc>) -> Result<()> {
         let mut tx = self.begin_system(Intent::Write).await?;
-        let d = tx.dialect();
-        tx.execute(
-            Query::update().table(a("console_sessions")).value(a("last_seen_at"), d.ts(now)).and_where(col("token_hash").eq(token_hash)),
-        )
-        .await?;
+        tx.execute(Query::update().table(a("console_sessions")).value(a("last_seen_at"), now).and_where(col("token_hash").eq(token_hash)))
+            .await?;
         tx.commit().await
     }
 

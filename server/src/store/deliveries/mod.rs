@@ -14,12 +14,11 @@
 pub mod secrets;
 
 use chrono::{DateTime, Duration, Utc};
-use sea_query::{Alias, Cond, Expr, LockBehavior, LockType, Order, Query, SimpleExpr};
+use sea_query::{Alias, Cond, Expr, LockBehavior, LockType, Order, Query, SimpleExpr, Value};
 use serde_json::Value as Json;
 use uuid::Uuid;
 
 use super::{Dialect, Row, Tx};
-use crate::domain::registry::Ty;
 use crate::domain::webhooks;
 use crate::error::{Error, Result};
 
@@ -87,7 +86,6 @@ pub struct NewAttempt {
 /// Writes a pending attempt and, on PostgreSQL, wakes every process's worker when the
 /// transaction commits.
 pub async fn insert(tx: &mut Tx, n: NewAttempt, now: DateTime<Utc>) -> Result<Uuid> {
-    let d = tx.dialect();
     let id = Uuid::now_v7();
     let cols = [
         "tenant_id",
@@ -106,23 +104,23 @@ pub async fn insert(tx: &mut Tx, n: NewAttempt, now: DateTime<Utc>) -> Result<Uu
         "next_attempt_at",
         "payload",
     ];
-    let event_id = n.event_id.map_or_else(|| d.null(Ty::Uuid), |e| d.uuid(e));
-    let payload = n.payload.map_or_else(|| d.null(Ty::Metadata), |p| d.json(p));
+    let event_id = Value::from(n.event_id);
+    let payload = Value::from(n.payload);
     let vals: Vec<SimpleExpr> = vec![
-        Expr::val(d.uuid(n.tenant)).into(),
+        Expr::val(n.tenant).into(),
         n.livemode.into(),
-        Expr::val(d.uuid(id)).into(),
-        Expr::val(d.ts(now)).into(),
-        Expr::val(d.ts(now)).into(),
-        Expr::val(d.uuid(n.webhook_id)).into(),
+        Expr::val(id).into(),
+        Expr::val(now).into(),
+        Expr::val(now).into(),
+        Expr::val(n.webhook_id).into(),
         Expr::val(event_id).into(),
         n.event_type.into(),
-        Expr::val(d.ts(n.event_created_at)).into(),
+        Expr::val(n.event_created_at).into(),
         n.url.into(),
         n.attempt.into(),
         n.trigger.as_str().into(),
         "pending".into(),
-        Expr::val(d.ts(n.due)).into(),
+        Expr::val(n.due).into(),
         Expr::val(payload).into(),
     ];
     let mut ins = Query::insert();
@@ -149,11 +147,10 @@ pub struct Subscription {
 
 /// The enabled subscriptions of a tenant's environment.
 pub async fn enabled_subscriptions(tx: &mut Tx, tenant: Uuid, livemode: bool) -> Result<Vec<Subscription>> {
-    let d = tx.dialect();
     let sel = Query::select()
         .columns(["id", "url", "events"].map(a))
         .from(a("webhooks"))
-        .and_where(col("tenant_id").eq(d.uuid(tenant)))
+        .and_where(col("tenant_id").eq(tenant))
         .and_where(col("livemode").eq(livemode))
         .and_where(col("status").eq("enabled"))
         .to_owned();
@@ -266,8 +263,8 @@ pub async fn claim(
     )
     .from_as(a("webhook_deliveries"), a(t))
     .and_where(Expr::cust("d.status = 'pending'"))
-    .and_where(tc(t, "next_attempt_at").lte(Expr::val(d.ts(now))))
-    .and_where(tc(t, "claimed_until").is_null().or(tc(t, "claimed_until").lt(Expr::val(d.ts(now)))))
+    .and_where(tc(t, "next_attempt_at").lte(Expr::val(now)))
+    .and_where(tc(t, "claimed_until").is_null().or(tc(t, "claimed_until").lt(Expr::val(now))))
     .and_where(Expr::exists(enabled))
     .order_by((a(t), a("next_attempt_at")), Order::Asc)
     // Candidates beyond the batch: some may be of a subscription that has no room.
@@ -302,14 +299,12 @@ pub async fn claim(
         picked.push(decode(r, webhook_id)?);
     }
     if !picked.is_empty() {
-        let keys = picked
-            .iter()
-            .map(|c| Expr::tuple([Expr::val(d.uuid(c.tenant)).into(), Expr::val(c.livemode).into(), Expr::val(d.uuid(c.id)).into()]));
+        let keys = picked.iter().map(|c| Expr::tuple([Expr::val(c.tenant).into(), Expr::val(c.livemode).into(), Expr::val(c.id).into()]));
         let mut cond = Cond::any();
         for k in keys {
             cond = cond.add(Expr::tuple(["tenant_id", "livemode", "id"].map(|c| SimpleExpr::from(col(c)))).eq(k));
         }
-        let up = Query::update().table(a("webhook_deliveries")).value(a("claimed_until"), d.ts(now + lease)).cond_where(cond).to_owned();
+        let up = Query::update().table(a("webhook_deliveries")).value(a("claimed_until"), now + lease).cond_where(cond).to_owned();
         tx.execute(&up).await?;
     }
     Ok(picked)
@@ -341,7 +336,6 @@ fn decode(r: &Row, webhook_id: Uuid) -> Result<Claimed> {
 /// the worker's periodic look, at most `IDLE` later.) One row read through the partial
 /// index `webhook_deliveries_due`, in due order.
 pub async fn next_due(tx: &mut Tx, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
-    let d = tx.dialect();
     let sel = Query::select()
         .expr_as(tc("d", "next_attempt_at"), a("due"))
         .from_as(a("webhook_deliveries"), a("d"))
@@ -354,7 +348,7 @@ pub async fn next_due(tx: &mut Tx, now: DateTime<Utc>) -> Result<Option<DateTime
         )
         .and_where(Expr::cust("d.status = 'pending'"))
         .and_where(Expr::cust("w.status = 'enabled'"))
-        .and_where(tc("d", "claimed_until").is_null().or(tc("d", "claimed_until").lt(Expr::val(d.ts(now)))))
+        .and_where(tc("d", "claimed_until").is_null().or(tc("d", "claimed_until").lt(Expr::val(now))))
         .order_by((a("d"), a("next_attempt_at")), Order::Asc)
         .limit(1)
         .to_owned();
@@ -426,20 +420,19 @@ enum Health {
 }
 
 async fn finish_one(tx: &mut Tx, c: &Claimed, o: &Outcome, now: DateTime<Utc>) -> Result<bool> {
-    let d = tx.dialect();
     let status = match (o.succeeded, o.retry_at.is_some()) {
         (true, _) => "succeeded",
         (false, true) => "retrying",
         (false, false) => "failed",
     };
-    let key = Cond::all().add(col("tenant_id").eq(d.uuid(c.tenant))).add(col("livemode").eq(c.livemode)).add(col("id").eq(d.uuid(c.id)));
-    let json_or_null = |j: Option<Json>| j.map_or_else(|| d.null(Ty::Metadata), |j| d.json(j));
-    let ts_or_null = |t: Option<DateTime<Utc>>| t.map_or_else(|| d.null(Ty::DateTime), |t| d.ts(t));
+    let key = Cond::all().add(col("tenant_id").eq(c.tenant)).add(col("livemode").eq(c.livemode)).add(col("id").eq(c.id));
+    let json_or_null = |j: Option<Json>| Value::from(j);
+    let ts_or_null = |t: Option<DateTime<Utc>>| Value::from(t);
     let up = Query::update()
         .table(a("webhook_deliveries"))
         .value(a("status"), status)
-        .value(a("updated_at"), d.ts(now))
-        .value(a("request_headers"), d.json(o.request_headers.clone()))
+        .value(a("updated_at"), now)
+        .value(a("request_headers"), o.request_headers.clone())
         .value(a("response_status"), o.response_status.map(i64::from))
         .value(a("response_headers"), json_or_null(o.response_headers.clone()))
         .value(a("response_excerpt"), o.response_excerpt.clone())
@@ -476,16 +469,15 @@ async fn finish_one(tx: &mut Tx, c: &Claimed, o: &Outcome, now: DateTime<Utc>) -
 /// failure and, when it is older than the limit, the subscription disabled; a `410`
 /// disables it at once.
 async fn keep_health(tx: &mut Tx, c: &Claimed, step: Health, now: DateTime<Utc>) -> Result<()> {
-    let d = tx.dialect();
-    let key = row_key(d, c.tenant, c.livemode, c.webhook_id);
+    let key = row_key(c.tenant, c.livemode, c.webhook_id);
     let mut up = Query::update();
     up.table(a("webhooks")).cond_where(key.clone());
     match step {
         Health::Clear => {
-            up.value(a("failing_since"), d.null(Ty::DateTime)).and_where(col("failing_since").is_not_null());
+            up.value(a("failing_since"), Value::ChronoDateTimeUtc(None)).and_where(col("failing_since").is_not_null());
         }
         Health::Gone => {
-            up.value(a("status"), "disabled").value(a("updated_at"), d.ts(now)).value(
+            up.value(a("status"), "disabled").value(a("updated_at"), now).value(
                 a("disabled_reason"),
                 format!("The endpoint answered 410 Gone on {}; Gable stopped delivering to it.", now.format("%Y-%m-%d %H:%M UTC")),
             );
@@ -494,14 +486,14 @@ async fn keep_health(tx: &mut Tx, c: &Claimed, step: Health, now: DateTime<Utc>)
             // Start the streak at the first failure; disable once it is older than the limit.
             let start = Query::update()
                 .table(a("webhooks"))
-                .value(a("failing_since"), d.ts(now))
+                .value(a("failing_since"), now)
                 .cond_where(key)
                 .and_where(col("failing_since").is_null())
                 .to_owned();
             tx.execute(&start).await?;
             let limit = now - webhooks::DISABLE_AFTER;
             up.value(a("status"), "disabled")
-                .value(a("updated_at"), d.ts(now))
+                .value(a("updated_at"), now)
                 .value(
                     a("disabled_reason"),
                     format!(
@@ -511,7 +503,7 @@ async fn keep_health(tx: &mut Tx, c: &Claimed, step: Health, now: DateTime<Utc>)
                     ),
                 )
                 .and_where(col("status").eq("enabled"))
-                .and_where(col("failing_since").lte(Expr::val(d.ts(limit))));
+                .and_where(col("failing_since").lte(Expr::val(limit)));
         }
     }
     tx.execute(&up).await?;
@@ -522,14 +514,13 @@ async fn keep_health(tx: &mut Tx, c: &Claimed, step: Health, now: DateTime<Utc>)
 /// transaction: one query for the batch rather than a transaction per attempt. An event
 /// past its retention is absent from the map.
 pub async fn events_of(tx: &mut Tx, claimed: &[Claimed]) -> Result<std::collections::HashMap<Uuid, crate::domain::record::Record>> {
-    let d = tx.dialect();
     let keys: Vec<_> = claimed.iter().filter(|c| c.payload.is_none()).filter_map(|c| Some((c.tenant, c.livemode, c.event_id?))).collect();
     if keys.is_empty() {
         return Ok(Default::default());
     }
     let mut any = Cond::any();
     for (tenant, livemode, id) in &keys {
-        any = any.add(row_key(d, *tenant, *livemode, *id));
+        any = any.add(row_key(*tenant, *livemode, *id));
     }
     let events =
         crate::domain::collections::collection("events").ok_or_else(|| Error::internal(anyhow::anyhow!("events is a collection")))?;
@@ -539,20 +530,17 @@ pub async fn events_of(tx: &mut Tx, claimed: &[Claimed]) -> Result<std::collecti
 
 /// Deletes attempts older than `before` (the register keeps 30 days).
 pub async fn delete_before(tx: &mut Tx, before: DateTime<Utc>) -> Result<u64> {
-    let d = tx.dialect();
-    tx.execute(Query::delete().from_table(a("webhook_deliveries")).and_where(col("created_at").lt(Expr::val(d.ts(before))))).await
+    tx.execute(Query::delete().from_table(a("webhook_deliveries")).and_where(col("created_at").lt(Expr::val(before)))).await
 }
 
 /// The key of one row of a tenant table.
-fn row_key(d: Dialect, tenant: Uuid, livemode: bool, id: Uuid) -> Cond {
-    Cond::all().add(col("tenant_id").eq(d.uuid(tenant))).add(col("livemode").eq(livemode)).add(col("id").eq(d.uuid(id)))
+fn row_key(tenant: Uuid, livemode: bool, id: Uuid) -> Cond {
+    Cond::all().add(col("tenant_id").eq(tenant)).add(col("livemode").eq(livemode)).add(col("id").eq(id))
 }
 
 /// The body of a test send (kept on its attempts, since it is not an event of `events`).
 pub async fn payload_of(tx: &mut Tx, tenant: Uuid, livemode: bool, delivery: Uuid) -> Result<Option<Json>> {
-    let d = tx.dialect();
-    let sel =
-        Query::select().column(a("payload")).from(a("webhook_deliveries")).cond_where(row_key(d, tenant, livemode, delivery)).to_owned();
+    let sel = Query::select().column(a("payload")).from(a("webhook_deliveries")).cond_where(row_key(tenant, livemode, delivery)).to_owned();
     match tx.fetch_optional(&sel).await? {
         Some(r) => r.opt_json("payload"),
         None => Ok(None),
@@ -561,14 +549,13 @@ pub async fn payload_of(tx: &mut Tx, tenant: Uuid, livemode: bool, delivery: Uui
 
 /// The highest attempt number of an event's deliveries to a subscription (0 if none).
 pub async fn last_attempt(tx: &mut Tx, tenant: Uuid, livemode: bool, webhook: Uuid, event: Uuid) -> Result<i64> {
-    let d = tx.dialect();
     let sel = Query::select()
         .expr_as(Expr::col(a("attempt")).max(), a("n"))
         .from(a("webhook_deliveries"))
-        .and_where(col("tenant_id").eq(d.uuid(tenant)))
+        .and_where(col("tenant_id").eq(tenant))
         .and_where(col("livemode").eq(livemode))
-        .and_where(col("webhook_id").eq(d.uuid(webhook)))
-        .and_where(col("event_id").eq(d.uuid(event)))
+        .and_where(col("webhook_id").eq(webhook))
+        .and_where(col("event_id").eq(event))
         .to_owned();
     Ok(match tx.fetch_optional(&sel).await? {
         Some(r) => r.opt_i64("n")?.unwrap_or(0),
@@ -585,22 +572,21 @@ pub async fn undelivered_events(
     webhook: Uuid,
     since: DateTime<Utc>,
 ) -> Result<Vec<(Uuid, String, DateTime<Utc>)>> {
-    let d = tx.dialect();
     let received = Query::select()
         .expr(Expr::cust("1"))
         .from_as(a("webhook_deliveries"), a("d"))
         .and_where(tc("d", "tenant_id").equals((a("e"), a("tenant_id"))))
         .and_where(tc("d", "livemode").equals((a("e"), a("livemode"))))
         .and_where(tc("d", "event_id").equals((a("e"), a("id"))))
-        .and_where(tc("d", "webhook_id").eq(d.uuid(webhook)))
+        .and_where(tc("d", "webhook_id").eq(webhook))
         .and_where(tc("d", "status").is_in(["succeeded", "pending"]))
         .to_owned();
     let sel = Query::select()
         .columns(["id", "type", "created_at"].map(|c| (a("e"), a(c))))
         .from_as(a("events"), a("e"))
-        .and_where(tc("e", "tenant_id").eq(d.uuid(tenant)))
+        .and_where(tc("e", "tenant_id").eq(tenant))
         .and_where(tc("e", "livemode").eq(livemode))
-        .and_where(tc("e", "created_at").gte(Expr::val(d.ts(since))))
+        .and_where(tc("e", "created_at").gte(Expr::val(since)))
         .and_where(Expr::exists(received).not())
         .order_by((a("e"), a("created_at")), Order::Asc)
         .to_owned();
@@ -614,18 +600,17 @@ pub async fn undelivered_events(
 /// Makes a subscription's waiting retries of events since `since` due now (recovery
 /// after an outage: no waiting hours for the next scheduled retry). Returns how many.
 pub async fn expedite(tx: &mut Tx, tenant: Uuid, livemode: bool, webhook: Uuid, since: DateTime<Utc>, now: DateTime<Utc>) -> Result<u64> {
-    let d = tx.dialect();
     let up = Query::update()
         .table(a("webhook_deliveries"))
-        .value(a("next_attempt_at"), d.ts(now))
-        .value(a("updated_at"), d.ts(now))
-        .and_where(col("tenant_id").eq(d.uuid(tenant)))
+        .value(a("next_attempt_at"), now)
+        .value(a("updated_at"), now)
+        .and_where(col("tenant_id").eq(tenant))
         .and_where(col("livemode").eq(livemode))
-        .and_where(col("webhook_id").eq(d.uuid(webhook)))
+        .and_where(col("webhook_id").eq(webhook))
         .and_where(col("status").eq("pending"))
-        .and_where(col("event_created_at").gte(Expr::val(d.ts(since))))
-        .and_where(col("next_attempt_at").gt(Expr::val(d.ts(now))))
-        .and_where(col("claimed_until").is_null().or(col("claimed_until").lt(Expr::val(d.ts(now)))))
+        .and_where(col("event_created_at").gte(Expr::val(since)))
+        .and_where(col("next_attempt_at").gt(Expr::val(now)))
+        .and_where(col("claimed_until").is_null().or(col("claimed_until").lt(Expr::val(now))))
         .to_owned();
     let n = tx.execute(&up).await?;
     if n > 0 {

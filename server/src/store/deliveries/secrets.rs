@@ -12,8 +12,7 @@ use crate::store::Tx;
 
 /// A subscription's sealed signing secret (the caller has read and locked the row).
 pub async fn sealed_secret(tx: &mut Tx, tenant: Uuid, livemode: bool, webhook: Uuid) -> Result<Option<String>> {
-    let d = tx.dialect();
-    let sel = Query::select().column(a("secret_sealed")).from(a("webhooks")).cond_where(row_key(d, tenant, livemode, webhook)).to_owned();
+    let sel = Query::select().column(a("secret_sealed")).from(a("webhooks")).cond_where(row_key(tenant, livemode, webhook)).to_owned();
     match tx.fetch_optional(&sel).await? {
         Some(r) => r.opt_string("secret_sealed"),
         None => Ok(None),
@@ -31,14 +30,13 @@ pub async fn rotate_secret(
     (previous, previous_until): (Option<String>, DateTime<Utc>),
     now: DateTime<Utc>,
 ) -> Result<()> {
-    let d = tx.dialect();
     let up = Query::update()
         .table(a("webhooks"))
         .value(a("secret_sealed"), sealed)
         .value(a("previous_secret_sealed"), previous)
-        .value(a("previous_secret_expires_at"), d.ts(previous_until))
-        .value(a("updated_at"), d.ts(now))
-        .cond_where(row_key(d, tenant, livemode, webhook))
+        .value(a("previous_secret_expires_at"), previous_until)
+        .value(a("updated_at"), now)
+        .cond_where(row_key(tenant, livemode, webhook))
         .to_owned();
     tx.execute(&up).await?;
     Ok(())

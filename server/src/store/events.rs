@@ -1,0 +1,73 @@
+//! The `events` table: each event is written in the transaction of the change that
+//! caused it (`ops::outbox`), and purged after the 30 days it is kept (`jobs::retention`).
+
+use chrono::{DateTime, Utc};
+use sea_query::{Alias, Expr, OnConflict, Query};
+use serde_json::Value as Json;
+use uuid::Uuid;
+
+use super::Tx;
+use crate::domain::events::API_VERSION;
+use crate::error::Result;
+
+/// One event to write.
+pub struct NewEvent<'a> {
+    pub tenant: Uuid,
+    pub livemode: bool,
+    pub kind: &'static str,
+    pub data: Json,
+    pub related: Uuid,
+    pub property: Option<Uuid>,
+    /// Set for scheduled events: which occurrence this is (a due date, a notice period
+    /// and end date). An occurrence is written once; a second attempt does nothing.
+    pub occurrence: Option<&'a str>,
+    pub at: DateTime<Utc>,
+}
+
+/// Writes an event at the current API version; returns its id, or `None` when it was
+/// not written because its occurrence was written before.
+pub async fn insert(tx: &mut Tx, e: NewEvent<'_>) -> Result<Option<Uuid>> {
+    let id = Uuid::now_v7();
+    let cols = [
+        "tenant_id",
+        "livemode",
+        "id",
+        "created_at",
+        "updated_at",
+        "type",
+        "api_version",
+        "data",
+        "related_object_id",
+        "property_id",
+        "occurrence",
+    ];
+    let mut ins = Query::insert();
+    ins.into_table(Alias::new("events")).columns(cols.map(Alias::new)).values_panic([
+        e.tenant.into(),
+        e.livemode.into(),
+        id.into(),
+        e.at.into(),
+        e.at.into(),
+        e.kind.into(),
+        API_VERSION.into(),
+        e.data.into(),
+        e.related.into(),
+        e.property.into(),
+        e.occurrence.map(str::to_owned).into(),
+    ]);
+    if e.occurrence.is_some() {
+        ins.on_conflict(
+            OnConflict::columns(["tenant_id", "livemode", "type", "related_object_id", "occurrence"].map(Alias::new))
+                .do_nothing()
+                .to_owned(),
+        );
+    }
+    Ok((tx.execute(&ins).await? == 1).then_some(id))
+}
+
+/// Deletes the events created before `cutoff` (their deliveries go with them,
+/// `ON DELETE CASCADE`); returns how many.
+pub async fn delete_before(tx: &mut Tx, cutoff: DateTime<Utc>) -> Result<u64> {
+    let del = Query::delete().from_table(Alias::new("events")).and_where(Expr::col(Alias::new("created_at")).lt(cutoff)).to_owned();
+    tx.execute(&del).await
+}
