@@ -45,22 +45,22 @@ pub fn App() -> impl IntoView {
         <Title text="Gable"/>
         <Router>
             <Routes fallback=pages::NotFound>
-                <Route path=path!("/") view=pages::Landing/>
-                <Route path=path!("/sign-in") view=pages::SignInPage/>
-                <Route path=path!("/sign-up") view=pages::SignUpPage/>
+                <Route path=path!("/") view=pages::sign_in::Landing/>
+                <Route path=path!("/sign-in") view=pages::sign_in::SignInPage/>
+                <Route path=path!("/sign-up") view=pages::sign_in::SignUpPage/>
                 // Async: the console's HTML arrives complete, not streamed into templates
                 // that need a script to be shown.
-                <ParentRoute path=path!("/console") view=pages::ConsoleLayout ssr=SsrMode::Async>
-                    <Route path=path!("") view=pages::Overview/>
-                    <Route path=path!("service-accounts") view=pages::ServiceAccountsPage/>
-                    <Route path=path!("service-accounts/:id") view=pages::ServiceAccountPage/>
+                <ParentRoute path=path!("/console") view=pages::console::ConsoleLayout ssr=SsrMode::Async>
+                    <Route path=path!("") view=pages::console::Overview/>
+                    <Route path=path!("service-accounts") view=pages::service_accounts::ServiceAccountsPage/>
+                    <Route path=path!("service-accounts/:id") view=pages::service_accounts::ServiceAccountPage/>
                     <Route path=path!("webhooks") view=pages::webhooks::WebhooksPage/>
                     <Route path=path!("webhooks/:id") view=pages::webhooks::WebhookPage/>
                     <Route path=path!("webhooks/:id/deliveries/:delivery") view=pages::webhooks::DeliveryPage/>
                     <Route path=path!("oauth-apps") view=pages::oauth::OAuthAppsPage/>
                     <Route path=path!("connected-apps") view=pages::oauth::ConnectedAppsPage/>
                     <Route path=path!("sandbox") view=pages::sandbox::SandboxPage/>
-                    <Route path=path!("team") view=pages::TeamPage/>
+                    <Route path=path!("team") view=pages::team::TeamPage/>
                 </ParentRoute>
             </Routes>
         </Router>

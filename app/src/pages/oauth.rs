@@ -5,7 +5,7 @@
 
 use leptos::prelude::*;
 
-use super::{me, short_time, FormError, ListOrEmpty, SecretOnce};
+use super::components::{me, short_time, FormError, ListOrEmpty, SecretOnce};
 use crate::api::*;
 use crate::service::OAuthAppWithSecret;
 

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use leptos_router::components::{Form, A};
 use leptos_router::hooks::use_query_map;
 
-use super::{me, FormError};
+use super::components::{me, FormError, ManagersOnly};
 use crate::api::{ResetSandbox, RESET_WORD};
 
 const PAGE: &str = "/console/sandbox";
@@ -48,7 +48,7 @@ pub fn SandboxPage() -> impl IntoView {
                     view! { <StartReset/> }.into_any()
                 }
             })}
-            {(!can_manage).then(|| view! { <p class="notice">"Only owners and admins can reset the sandbox."</p> })}
+            <ManagersOnly can_manage what="reset the sandbox"/>
         </section>
     }
 }

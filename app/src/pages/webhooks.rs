@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
-use super::{err_text, me, short_time, FormError, ListOrEmpty, SecretOnce};
+use super::components::{err_text, me, short_time, Badge, FormError, ListOrEmpty, ManagersOnly, SecretOnce};
 use crate::api::*;
 use crate::service::{DeliveryView, WebhookView, WebhookWithSecret};
 
@@ -92,7 +92,7 @@ pub fn WebhooksPage() -> impl IntoView {
                 })}
             </section>
         })}
-        {(!can_manage).then(|| view! { <p class="notice">"Only owners and admins can add and change webhook endpoints."</p> })}
+        <ManagersOnly can_manage what="add and change webhook endpoints"/>
         <ListOrEmpty
             items=hooks
             id="webhooks"
@@ -103,7 +103,7 @@ pub fn WebhooksPage() -> impl IntoView {
                 view! {
                     <li class="list-item">
                         <A href=href attr:class="strong url">{h.url.clone()}</A>
-                        <span class=format!("badge {}", h.status)>{h.status.clone()}</span>
+                        <Badge value=h.status.clone()/>
                         <span class="muted">{events_summary(&h.events)}</span>
                         {h.description.clone().map(|d| view! { <span class="muted">{d}</span> })}
                     </li>
@@ -152,7 +152,7 @@ pub fn WebhookPage() -> impl IntoView {
                 })
             }}
         </Transition>
-        {(!can_manage).then(|| view! { <p class="notice">"Only owners and admins can change this endpoint, send test events and replay deliveries."</p> })}
+        <ManagersOnly can_manage what="change this endpoint, send test events and replay deliveries"/>
         <section class="card">
             <h2>"Deliveries"</h2>
             <p class="muted small">"Every attempt to deliver an event, newest first (the latest 50 that match). Attempts are kept 30 days."</p>
@@ -198,7 +198,7 @@ fn WebhookHeader(h: WebhookView) -> impl IntoView {
     view! {
         <h1 id="webhook-url" class="url">{h.url.clone()}</h1>
         <p>
-            <span class=format!("badge {}", h.status) id="webhook-status">{h.status.clone()}</span>
+            <Badge value=h.status.clone() id="webhook-status"/>
             " "<span class="muted">{events_summary(&h.events)}" · created "{short_time(&h.created_at)}</span>
         </p>
         {h.description.clone().map(|d| view! { <p id="webhook-description">{d}</p> })}
@@ -308,7 +308,7 @@ fn DeliveryTable(list: Vec<DeliveryView>) -> impl IntoView {
                                 <td><code>{d.event_type.clone()}</code></td>
                                 <td>{d.trigger.clone()}</td>
                                 <td>{d.attempt}</td>
-                                <td><span class=format!("badge {}", d.status)>{d.status.clone()}</span></td>
+                                <td><Badge value=d.status.clone()/></td>
                                 <td>{response_cell(&d)}</td>
                                 <td>{d.latency_ms.map(|l| format!("{l} ms")).unwrap_or_default()}</td>
                                 <td>{next.unwrap_or_default()}</td>
@@ -364,7 +364,7 @@ pub fn DeliveryPage() -> impl IntoView {
                     let replay_id = d.id.clone();
                     view! {
                         <h1>"Delivery of "<code>{d.event_type.clone()}</code></h1>
-                        <p><span class=format!("badge {}", d.status) id="delivery-status">{d.status.clone()}</span>
+                        <p><Badge value=d.status.clone() id="delivery-status"/>
                             " "<span class="muted">{format!("attempt {} · {}", d.attempt, d.trigger)}</span></p>
                         {can_manage.then(|| view! {
                             <ActionForm action=replay attr:class="inline" attr:id="replay-form">
