@@ -15,8 +15,6 @@ pub use ssr::{session_token_in, ClientInfo, ConsoleConfig};
 
 #[cfg(feature = "ssr")]
 mod ssr {
-    use std::sync::Arc;
-
     use leptos::prelude::*;
     use leptos::server_fn::ServerFnError;
 
@@ -44,8 +42,8 @@ mod ssr {
         pub https: bool,
     }
 
-    pub fn console() -> Result<Arc<dyn Console>, ServerFnError> {
-        use_context::<Arc<dyn Console>>().ok_or_else(|| ServerFnError::new("the console service is not available"))
+    pub fn console() -> Result<Console, ServerFnError> {
+        use_context::<Console>().ok_or_else(|| ServerFnError::new("the console service is not available"))
     }
 
     fn parts() -> Option<http::request::Parts> {
@@ -83,15 +81,15 @@ mod ssr {
     }
 
     /// The signed-in user, or an error that sends the browser to sign in.
-    pub async fn signed_in() -> Result<(Arc<dyn Console>, Me), ServerFnError> {
+    pub async fn signed_in() -> Result<(Console, Me), ServerFnError> {
         let console = console()?;
         let token = session_token().ok_or_else(|| error(ConsoleError::NotSignedIn))?;
-        let me = console.session(&token).await.map_err(error)?.ok_or_else(|| error(ConsoleError::NotSignedIn))?;
+        let me = console.sessions.session(&token).await.map_err(error)?.ok_or_else(|| error(ConsoleError::NotSignedIn))?;
         Ok((console, me))
     }
 
     /// Like `signed_in`, and the form's CSRF token must be the session's.
-    pub async fn signed_in_with(csrf: &str) -> Result<(Arc<dyn Console>, Me), ServerFnError> {
+    pub async fn signed_in_with(csrf: &str) -> Result<(Console, Me), ServerFnError> {
         let (console, me) = signed_in().await?;
         use subtle::ConstantTimeEq;
         if !bool::from(me.csrf.as_bytes().ct_eq(csrf.as_bytes())) {
@@ -127,14 +125,14 @@ mod ssr {
 pub async fn get_me() -> Result<Option<Me>, ServerFnError> {
     let console = ssr::console()?;
     let Some(token) = ssr::session_token() else { return Ok(None) };
-    console.session(&token).await.map_err(ssr::error)
+    console.sessions.session(&token).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "sign_up")]
 pub async fn sign_up(company: String, name: String, email: String, password: String) -> Result<(), ServerFnError> {
     let console = ssr::console()?;
     let form = crate::service::SignUp { company, name, email, password };
-    let session = console.sign_up(form, &ssr::client_address()).await.map_err(ssr::error)?;
+    let session = console.sessions.sign_up(form, &ssr::client_address()).await.map_err(ssr::error)?;
     ssr::set_session_cookie(&session.token);
     leptos_axum::redirect("/console");
     Ok(())
@@ -144,7 +142,7 @@ pub async fn sign_up(company: String, name: String, email: String, password: Str
 pub async fn sign_in(email: String, password: String, next: Option<String>) -> Result<(), ServerFnError> {
     let console = ssr::console()?;
     let previous = ssr::session_token();
-    let session = console.sign_in(&email, &password, &ssr::client_address(), previous.as_deref()).await.map_err(ssr::error)?;
+    let session = console.sessions.sign_in(&email, &password, &ssr::client_address(), previous.as_deref()).await.map_err(ssr::error)?;
     ssr::set_session_cookie(&session.token);
     leptos_axum::redirect(next.as_deref().filter(|n| is_return_path(n)).unwrap_or("/console"));
     Ok(())
@@ -160,7 +158,7 @@ pub fn is_return_path(path: &str) -> bool {
 pub async fn sign_out(csrf: String) -> Result<(), ServerFnError> {
     let (console, _) = ssr::signed_in_with(&csrf).await?;
     if let Some(token) = ssr::session_token() {
-        console.sign_out(&token).await.map_err(ssr::error)?;
+        console.sessions.sign_out(&token).await.map_err(ssr::error)?;
     }
     ssr::clear_session_cookie();
     leptos_axum::redirect("/sign-in");
@@ -172,44 +170,44 @@ pub async fn sign_out(csrf: String) -> Result<(), ServerFnError> {
 pub async fn set_environment(csrf: String, live: bool) -> Result<(), ServerFnError> {
     let (console, _) = ssr::signed_in_with(&csrf).await?;
     let token = ssr::session_token().unwrap_or_default();
-    console.set_environment(&token, live).await.map_err(ssr::error)?;
+    console.sessions.set_environment(&token, live).await.map_err(ssr::error)?;
     Ok(())
 }
 
 #[server(endpoint = "list_service_accounts")]
 pub async fn list_service_accounts() -> Result<Vec<ServiceAccount>, ServerFnError> {
     let (console, me) = ssr::signed_in().await?;
-    console.service_accounts(&me).await.map_err(ssr::error)
+    console.service_accounts.service_accounts(&me).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "get_service_account")]
 pub async fn get_service_account(id: String) -> Result<ServiceAccount, ServerFnError> {
     let (console, me) = ssr::signed_in().await?;
-    console.service_account(&me, &id).await.map_err(ssr::error)
+    console.service_accounts.service_account(&me, &id).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "create_service_account")]
 pub async fn create_service_account(csrf: String, name: String) -> Result<ServiceAccount, ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.create_service_account(&me, name.trim()).await.map_err(ssr::error)
+    console.service_accounts.create_service_account(&me, name.trim()).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "rename_service_account")]
 pub async fn rename_service_account(csrf: String, id: String, name: String) -> Result<ServiceAccount, ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.rename_service_account(&me, &id, name.trim()).await.map_err(ssr::error)
+    console.service_accounts.rename_service_account(&me, &id, name.trim()).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "set_service_account_active")]
 pub async fn set_service_account_active(csrf: String, id: String, active: bool) -> Result<ServiceAccount, ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.set_service_account_active(&me, &id, active).await.map_err(ssr::error)
+    console.service_accounts.set_service_account_active(&me, &id, active).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "delete_service_account")]
 pub async fn delete_service_account(csrf: String, id: String) -> Result<(), ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.delete_service_account(&me, &id).await.map_err(ssr::error)?;
+    console.service_accounts.delete_service_account(&me, &id).await.map_err(ssr::error)?;
     leptos_axum::redirect("/console/service-accounts");
     Ok(())
 }
@@ -217,7 +215,7 @@ pub async fn delete_service_account(csrf: String, id: String) -> Result<(), Serv
 #[server(endpoint = "list_keys")]
 pub async fn list_keys(service_account_id: String) -> Result<Vec<ApiKeyView>, ServerFnError> {
     let (console, me) = ssr::signed_in().await?;
-    console.keys(&me, &service_account_id).await.map_err(ssr::error)
+    console.service_accounts.keys(&me, &service_account_id).await.map_err(ssr::error)
 }
 
 /// Creates a key. `access` is `full`, `read` or `custom`; with `custom`, `scopes` holds
@@ -244,51 +242,51 @@ pub async fn create_key(
         scopes,
         property_ids: (!property_ids.is_empty()).then_some(property_ids),
     };
-    console.create_key(&me, key).await.map_err(ssr::error)
+    console.service_accounts.create_key(&me, key).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "revoke_key")]
 pub async fn revoke_key(csrf: String, key_id: String) -> Result<(), ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.revoke_key(&me, &key_id).await.map_err(ssr::error)
+    console.service_accounts.revoke_key(&me, &key_id).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "list_users")]
 pub async fn list_users() -> Result<Vec<UserView>, ServerFnError> {
     let (console, me) = ssr::signed_in().await?;
-    console.users(&me).await.map_err(ssr::error)
+    console.team.users(&me).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "list_roles")]
 pub async fn list_roles() -> Result<Vec<RoleView>, ServerFnError> {
     let (console, me) = ssr::signed_in().await?;
-    console.roles(&me).await.map_err(ssr::error)
+    console.team.roles(&me).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "create_user")]
 pub async fn create_user(csrf: String, email: String, name: String, role_id: String, password: String) -> Result<UserView, ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
     let user = crate::service::NewUser { email, name, role_id, password };
-    console.create_user(&me, user).await.map_err(ssr::error)
+    console.team.create_user(&me, user).await.map_err(ssr::error)
 }
 
 /// The event types a subscription can take, for the events picker and the test sender.
 #[server(endpoint = "webhook_event_types")]
 pub async fn webhook_event_types() -> Result<Vec<String>, ServerFnError> {
     let (console, _) = ssr::signed_in().await?;
-    Ok(console.webhook_event_types())
+    Ok(console.webhooks.webhook_event_types())
 }
 
 #[server(endpoint = "list_webhooks")]
 pub async fn list_webhooks() -> Result<Vec<WebhookView>, ServerFnError> {
     let (console, me) = ssr::signed_in().await?;
-    console.webhooks(&me).await.map_err(ssr::error)
+    console.webhooks.webhooks(&me).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "get_webhook")]
 pub async fn get_webhook(id: String) -> Result<WebhookView, ServerFnError> {
     let (console, me) = ssr::signed_in().await?;
-    console.webhook(&me, &id).await.map_err(ssr::error)
+    console.webhooks.webhook(&me, &id).await.map_err(ssr::error)
 }
 
 /// The events of a webhook form: `which` is `all` (every event type, `*`) or `some`, with
@@ -313,7 +311,7 @@ pub async fn create_webhook(
     #[server(default)] description: String,
 ) -> Result<WebhookWithSecret, ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.create_webhook(&me, webhook_form(url, &which, events, description)).await.map_err(ssr::error)
+    console.webhooks.create_webhook(&me, webhook_form(url, &which, events, description)).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "update_webhook")]
@@ -326,25 +324,25 @@ pub async fn update_webhook(
     #[server(default)] description: String,
 ) -> Result<WebhookView, ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.update_webhook(&me, &id, webhook_form(url, &which, events, description)).await.map_err(ssr::error)
+    console.webhooks.update_webhook(&me, &id, webhook_form(url, &which, events, description)).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "set_webhook_enabled")]
 pub async fn set_webhook_enabled(csrf: String, id: String, enabled: bool) -> Result<WebhookView, ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.set_webhook_enabled(&me, &id, enabled).await.map_err(ssr::error)
+    console.webhooks.set_webhook_enabled(&me, &id, enabled).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "rotate_webhook_secret")]
 pub async fn rotate_webhook_secret(csrf: String, id: String) -> Result<WebhookWithSecret, ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.rotate_webhook_secret(&me, &id).await.map_err(ssr::error)
+    console.webhooks.rotate_webhook_secret(&me, &id).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "delete_webhook")]
 pub async fn delete_webhook(csrf: String, id: String) -> Result<(), ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.delete_webhook(&me, &id).await.map_err(ssr::error)?;
+    console.webhooks.delete_webhook(&me, &id).await.map_err(ssr::error)?;
     leptos_axum::redirect("/console/webhooks");
     Ok(())
 }
@@ -352,7 +350,7 @@ pub async fn delete_webhook(csrf: String, id: String) -> Result<(), ServerFnErro
 #[server(endpoint = "send_test_webhook")]
 pub async fn send_test_webhook(csrf: String, id: String, event_type: String) -> Result<DeliveryView, ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.send_test_webhook(&me, &id, &event_type).await.map_err(ssr::error)
+    console.webhooks.send_test_webhook(&me, &id, &event_type).await.map_err(ssr::error)
 }
 
 /// A subscription's register; empty filters mean any.
@@ -366,19 +364,19 @@ pub async fn list_webhook_deliveries(
     let (console, me) = ssr::signed_in().await?;
     let some = |v: String| (!v.trim().is_empty()).then_some(v);
     let filter = crate::service::DeliveryFilter { status: some(status), event_type: some(event_type), trigger: some(trigger) };
-    console.webhook_deliveries(&me, &webhook_id, filter).await.map_err(ssr::error)
+    console.webhooks.webhook_deliveries(&me, &webhook_id, filter).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "get_webhook_delivery")]
 pub async fn get_webhook_delivery(id: String) -> Result<DeliveryDetail, ServerFnError> {
     let (console, me) = ssr::signed_in().await?;
-    console.webhook_delivery(&me, &id).await.map_err(ssr::error)
+    console.webhooks.webhook_delivery(&me, &id).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "replay_webhook_delivery")]
 pub async fn replay_webhook_delivery(csrf: String, id: String) -> Result<DeliveryView, ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.replay_webhook_delivery(&me, &id).await.map_err(ssr::error)
+    console.webhooks.replay_webhook_delivery(&me, &id).await.map_err(ssr::error)
 }
 
 /// The word a person types to confirm a sandbox reset.
@@ -397,7 +395,7 @@ pub async fn reset_sandbox(csrf: String, demo: bool, #[server(default)] confirm:
             message: format!("Type {RESET_WORD} in the box to confirm; nothing was deleted."),
         }));
     }
-    let done = console.reset_sandbox(&me, demo).await.map_err(ssr::error)?;
+    let done = console.sandbox.reset_sandbox(&me, demo).await.map_err(ssr::error)?;
     leptos_axum::redirect(&format!("/console/sandbox?reset=done&deleted={}&demo={}", done.rows_deleted, done.demo));
     Ok(done)
 }
@@ -417,7 +415,7 @@ pub struct Collections(pub Vec<String>);
 #[server(endpoint = "list_oauth_apps")]
 pub async fn list_oauth_apps() -> Result<Vec<crate::service::OAuthAppView>, ServerFnError> {
     let (console, me) = ssr::signed_in().await?;
-    console.oauth_apps(&me).await.map_err(ssr::error)
+    console.oauth_apps.oauth_apps(&me).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "create_oauth_app")]
@@ -429,35 +427,35 @@ pub async fn create_oauth_app(
 ) -> Result<crate::service::OAuthAppWithSecret, ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
     let form = crate::service::OAuthAppForm { name, redirect_uris, public: public == "on" };
-    console.create_oauth_app(&me, form).await.map_err(ssr::error)
+    console.oauth_apps.create_oauth_app(&me, form).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "update_oauth_app")]
 pub async fn update_oauth_app(csrf: String, id: String, redirect_uris: String) -> Result<crate::service::OAuthAppView, ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.update_oauth_app(&me, &id, &redirect_uris).await.map_err(ssr::error)
+    console.oauth_apps.update_oauth_app(&me, &id, &redirect_uris).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "rotate_oauth_app_secret")]
 pub async fn rotate_oauth_app_secret(csrf: String, id: String) -> Result<crate::service::OAuthAppWithSecret, ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.rotate_oauth_app_secret(&me, &id).await.map_err(ssr::error)
+    console.oauth_apps.rotate_oauth_app_secret(&me, &id).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "delete_oauth_app")]
 pub async fn delete_oauth_app(csrf: String, id: String) -> Result<(), ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.delete_oauth_app(&me, &id).await.map_err(ssr::error)
+    console.oauth_apps.delete_oauth_app(&me, &id).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "list_connected_apps")]
 pub async fn list_connected_apps() -> Result<Vec<crate::service::ConnectedAppView>, ServerFnError> {
     let (console, me) = ssr::signed_in().await?;
-    console.connected_apps(&me).await.map_err(ssr::error)
+    console.oauth_apps.connected_apps(&me).await.map_err(ssr::error)
 }
 
 #[server(endpoint = "revoke_connected_app")]
 pub async fn revoke_connected_app(csrf: String, id: String) -> Result<(), ServerFnError> {
     let (console, me) = ssr::signed_in_with(&csrf).await?;
-    console.revoke_connected_app(&me, &id).await.map_err(ssr::error)
+    console.oauth_apps.revoke_connected_app(&me, &id).await.map_err(ssr::error)
 }

@@ -1,8 +1,9 @@
 //! The console's contract with the server.
 //!
 //! `app` cannot depend on `server` (the server depends on `app`), so the console's
-//! server functions call this trait, and the server provides an implementation through
-//! Leptos context (`Arc<dyn Console>`). The data types are shared with the browser.
+//! server functions call the traits here, one per area of the console, and the server
+//! provides their implementations through Leptos context (a `Console`, which holds one
+//! of each). The data types are shared with the browser.
 
 use serde::{Deserialize, Serialize};
 
@@ -299,15 +300,43 @@ pub struct ConnectedAppView {
 
 #[cfg(feature = "ssr")]
 mod ssr {
+    use std::sync::Arc;
+
     use super::*;
 
     pub type Result<T> = std::result::Result<T, ConsoleError>;
 
-    /// Implemented by the server (`server/src/console`). Every method that acts for a
-    /// user takes the `Me` of a session checked by `session`; methods that change
-    /// service accounts, keys, users, webhooks or the sandbox refuse (`Forbidden`) unless `me.can_manage`.
+    /// The console's services, one per area, as the server provides them through Leptos
+    /// context. Every method that acts for a user takes the `Me` of a session checked by
+    /// `Sessions::session`; methods that change service accounts, keys, users, webhooks,
+    /// OAuth apps or the sandbox refuse (`Forbidden`) unless `me.can_manage`.
+    #[derive(Clone)]
+    pub struct Console {
+        pub sessions: Arc<dyn Sessions>,
+        pub service_accounts: Arc<dyn ServiceAccounts>,
+        pub team: Arc<dyn Team>,
+        pub webhooks: Arc<dyn Webhooks>,
+        pub sandbox: Arc<dyn Sandbox>,
+        pub oauth_apps: Arc<dyn OAuthApps>,
+    }
+
+    impl Console {
+        /// Every area served by one implementation (the server's `ConsoleService`).
+        pub fn of<S: Sessions + ServiceAccounts + Team + Webhooks + Sandbox + OAuthApps>(service: Arc<S>) -> Self {
+            Console {
+                sessions: service.clone(),
+                service_accounts: service.clone(),
+                team: service.clone(),
+                webhooks: service.clone(),
+                sandbox: service.clone(),
+                oauth_apps: service,
+            }
+        }
+    }
+
+    /// Signing up and in, and the sessions that follow (`server/src/console/sessions.rs`).
     #[async_trait::async_trait]
-    pub trait Console: Send + Sync + 'static {
+    pub trait Sessions: Send + Sync + 'static {
         /// Creates a tenant, its roles (Owner, Admin, Read-only staff) and its first user
         /// (an Owner, in the `users` collection, live), and signs them in. Throttled per
         /// client address (every attempt counts, before the form is checked).
@@ -320,7 +349,11 @@ mod ssr {
         async fn sign_out(&self, token: &str) -> Result<()>;
         /// Switches the environment the console shows for this session.
         async fn set_environment(&self, token: &str, livemode: bool) -> Result<()>;
+    }
 
+    /// Service accounts and their API keys (`server/src/console/service_accounts.rs`).
+    #[async_trait::async_trait]
+    pub trait ServiceAccounts: Send + Sync + 'static {
         async fn service_accounts(&self, me: &Me) -> Result<Vec<ServiceAccount>>;
         async fn service_account(&self, me: &Me, id: &str) -> Result<ServiceAccount>;
         async fn create_service_account(&self, me: &Me, name: &str) -> Result<ServiceAccount>;
@@ -334,11 +367,19 @@ mod ssr {
         async fn keys(&self, me: &Me, service_account_id: &str) -> Result<Vec<ApiKeyView>>;
         async fn create_key(&self, me: &Me, key: NewKey) -> Result<CreatedKey>;
         async fn revoke_key(&self, me: &Me, key_id: &str) -> Result<()>;
+    }
 
+    /// The tenant's console users and roles (`server/src/console/accounts.rs`).
+    #[async_trait::async_trait]
+    pub trait Team: Send + Sync + 'static {
         async fn users(&self, me: &Me) -> Result<Vec<UserView>>;
         async fn roles(&self, me: &Me) -> Result<Vec<RoleView>>;
         async fn create_user(&self, me: &Me, user: NewUser) -> Result<UserView>;
+    }
 
+    /// Webhook subscriptions and their delivery register (`server/src/console/webhooks.rs`).
+    #[async_trait::async_trait]
+    pub trait Webhooks: Send + Sync + 'static {
         /// The event types a subscription can take (the 23 contracts), in their documented order.
         fn webhook_event_types(&self) -> Vec<String>;
         /// The subscriptions of the console's environment, newest first.
@@ -357,12 +398,21 @@ mod ssr {
         async fn webhook_delivery(&self, me: &Me, id: &str) -> Result<DeliveryDetail>;
         /// Sends the attempt's event again, as a new attempt.
         async fn replay_webhook_delivery(&self, me: &Me, id: &str) -> Result<DeliveryView>;
+    }
 
+    /// The tenant's sandbox as a whole (`server/src/console/sandbox.rs`).
+    #[async_trait::async_trait]
+    pub trait Sandbox: Send + Sync + 'static {
         /// Deletes every sandbox record of the user's tenant and its sandbox clock, whatever
         /// environment the console shows (never live data, keys, service accounts or users);
         /// with `demo`, then makes the demo portfolio in the sandbox. Owners and admins only.
         async fn reset_sandbox(&self, me: &Me, demo: bool) -> Result<SandboxReset>;
+    }
 
+    /// OAuth apps the tenant registers, and the apps its users connected
+    /// (`server/src/console/oauth_apps.rs`).
+    #[async_trait::async_trait]
+    pub trait OAuthApps: Send + Sync + 'static {
         /// The OAuth apps the user's tenant registered (everyone signed in sees them).
         async fn oauth_apps(&self, me: &Me) -> Result<Vec<OAuthAppView>>;
         /// Registers an app for the console's environment; a confidential one's secret is

@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use gable_app::api::ConsoleConfig;
-use gable_app::service::Console;
 use leptos::prelude::LeptosOptions;
 use tokio::net::TcpListener;
 
@@ -68,7 +67,7 @@ impl Application {
         let guard = crate::outbound::Guard::new(settings.webhook_allow_cidrs.clone());
         let outbound = crate::outbound::Client::new(guard.clone())?;
         let ops = Operations::new(store.clone(), clock, key).with_guard(guard);
-        let console: Arc<dyn Console> = crate::console::ConsoleService::shared(ops.clone());
+        let console = crate::console::ConsoleService::shared(ops.clone());
         let embed = http::embed::Assets::load(&args.site_root);
         let state = Arc::new(AppState { store, ops, cursors, settings, outbound, embed });
         // The client layer (`http::client`) reads the trusted proxies from the request.

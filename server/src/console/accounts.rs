@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use gable_app::service::{ConsoleError, Me, NewSession, NewUser, RoleView, SignUp, UserView};
+use gable_app::service::{ConsoleError, Me, NewSession, NewUser, RoleView, SignUp, Team, UserView};
 use serde_json::{json, Value as Json};
 use uuid::Uuid;
 
@@ -104,7 +104,10 @@ impl ConsoleService {
         self.ops.create(actor, c, &body).await.map(|created| created.record).map_err(record_error("creating a record"))
     }
 
-    pub(super) async fn register(&self, form: SignUp) -> Result<NewSession, ConsoleError> {
+    /// Sign-up (`Sessions::sign_up`), throttled per client address.
+    pub(super) async fn register(&self, form: SignUp, client: &str) -> Result<NewSession, ConsoleError> {
+        // Counted before the form is checked, like sign-in: "this email is taken" is an answer worth limiting.
+        self.throttle.sign_up(client).map_err(|retry_after_secs| ConsoleError::TooManyAttempts { retry_after_secs })?;
         let company = text("company", &form.company, COMPANY_MAX, "your company's name")?;
         let name = text("name", &form.name, NAME_MAX, "your name")?;
         let email = email(&form.email)?;
@@ -151,6 +154,7 @@ impl ConsoleService {
         self.start_session(tenant, user.id, None, true).await
     }
 
+    /// Sign-in (`Sessions::sign_in`).
     pub(super) async fn authenticate(
         &self,
         email: &str,
@@ -189,29 +193,6 @@ impl ConsoleService {
     async fn role_names(&self, tenant: Uuid) -> Result<Vec<RoleView>, ConsoleError> {
         let roles = self.store.console_roles(tenant).await.map_err(store_error("listing roles"))?;
         Ok(roles.into_iter().map(|r| RoleView { id: r.id.to_string(), name: r.name, permissions: r.permissions }).collect())
-    }
-
-    pub(super) async fn list_roles(&self, me: &Me) -> Result<Vec<RoleView>, ConsoleError> {
-        require_read(me, "roles:read", "roles")?;
-        self.role_names(tenant_of(me)?).await
-    }
-
-    pub(super) async fn list_users(&self, me: &Me) -> Result<Vec<UserView>, ConsoleError> {
-        require_read(me, "users:read", "the team")?;
-        let tenant = tenant_of(me)?;
-        let roles: HashMap<Uuid, String> =
-            self.role_names(tenant).await?.into_iter().filter_map(|r| Some((Uuid::parse_str(&r.id).ok()?, r.name))).collect();
-        let users = self.store.console_users(tenant).await.map_err(store_error("listing users"))?;
-        Ok(users.iter().map(|u| user_view(u, &roles)).collect())
-    }
-
-    pub(super) async fn add_user(&self, me: &Me, form: NewUser) -> Result<UserView, ConsoleError> {
-        require_manage(me, "add users")?;
-        let tenant = tenant_of(me)?;
-        let roles = self.role_names(tenant).await?;
-        let view = self.insert_user(tenant, &roles, form).await?;
-        tracing::info!(tenant = %tenant, user = %view.id, by = %me.user_id, "console: user added");
-        Ok(view)
     }
 
     /// `gable user create`: a console user made by an operator, with one of the default
@@ -288,5 +269,31 @@ impl ConsoleService {
         };
         let names: HashMap<Uuid, String> = roles.iter().filter_map(|r| Some((Uuid::parse_str(&r.id).ok()?, r.name.clone()))).collect();
         Ok(user_view(&row, &names))
+    }
+}
+
+#[async_trait::async_trait]
+impl Team for ConsoleService {
+    async fn roles(&self, me: &Me) -> Result<Vec<RoleView>, ConsoleError> {
+        require_read(me, "roles:read", "roles")?;
+        self.role_names(tenant_of(me)?).await
+    }
+
+    async fn users(&self, me: &Me) -> Result<Vec<UserView>, ConsoleError> {
+        require_read(me, "users:read", "the team")?;
+        let tenant = tenant_of(me)?;
+        let roles: HashMap<Uuid, String> =
+            self.role_names(tenant).await?.into_iter().filter_map(|r| Some((Uuid::parse_str(&r.id).ok()?, r.name))).collect();
+        let users = self.store.console_users(tenant).await.map_err(store_error("listing users"))?;
+        Ok(users.iter().map(|u| user_view(u, &roles)).collect())
+    }
+
+    async fn create_user(&self, me: &Me, form: NewUser) -> Result<UserView, ConsoleError> {
+        require_manage(me, "add users")?;
+        let tenant = tenant_of(me)?;
+        let roles = self.role_names(tenant).await?;
+        let view = self.insert_user(tenant, &roles, form).await?;
+        tracing::info!(tenant = %tenant, user = %view.id, by = %me.user_id, "console: user added");
+        Ok(view)
     }
 }

@@ -2,7 +2,7 @@
 //! apps" (the authorizations its users gave): `docs/oauth.md`. Apps are registered for the
 //! environment the console shows; their secrets are shown once and kept as SHA-256.
 
-use gable_app::service::{ConnectedAppView, ConsoleError, Me, OAuthAppForm, OAuthAppView, OAuthAppWithSecret};
+use gable_app::service::{ConnectedAppView, ConsoleError, Me, OAuthAppForm, OAuthAppView, OAuthAppWithSecret, OAuthApps};
 use uuid::Uuid;
 
 use super::{require_manage, require_read, store_error, tenant_of, ConsoleService};
@@ -57,14 +57,26 @@ impl ConsoleService {
         apps.into_iter().find(|a| a.id == id).ok_or_else(|| ConsoleError::NotFound("There is no such app.".into()))
     }
 
-    pub(super) async fn list_oauth_apps(&self, me: &Me) -> Result<Vec<OAuthAppView>, ConsoleError> {
+    /// Owners and admins see and revoke every user's; the others their own.
+    fn whose(me: &Me) -> Result<Option<Uuid>, ConsoleError> {
+        if me.can_manage {
+            Ok(None)
+        } else {
+            Uuid::parse_str(&me.user_id).map(Some).map_err(|_| ConsoleError::Internal)
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl OAuthApps for ConsoleService {
+    async fn oauth_apps(&self, me: &Me) -> Result<Vec<OAuthAppView>, ConsoleError> {
         // The tenant's registered apps, like its keys, are part of the account's API access.
         require_read(me, "*:read", "the OAuth apps")?;
         let apps = self.store.oauth_clients_of(tenant_of(me)?).await.map_err(store_error("listing oauth apps"))?;
         Ok(apps.iter().map(view).collect())
     }
 
-    pub(super) async fn add_oauth_app(&self, me: &Me, form: OAuthAppForm) -> Result<OAuthAppWithSecret, ConsoleError> {
+    async fn create_oauth_app(&self, me: &Me, form: OAuthAppForm) -> Result<OAuthAppWithSecret, ConsoleError> {
         require_manage(me, "register OAuth apps")?;
         let tenant = tenant_of(me)?;
         let uris = lines(&form.redirect_uris);
@@ -76,7 +88,7 @@ impl ConsoleService {
         Ok(OAuthAppWithSecret { app: view(&app), client_secret: secret })
     }
 
-    pub(super) async fn change_oauth_app(&self, me: &Me, id: &str, redirect_uris: &str) -> Result<OAuthAppView, ConsoleError> {
+    async fn update_oauth_app(&self, me: &Me, id: &str, redirect_uris: &str) -> Result<OAuthAppView, ConsoleError> {
         require_manage(me, "change OAuth apps")?;
         let mut app = self.tenant_app(me, id).await?;
         let uris = lines(redirect_uris);
@@ -89,7 +101,7 @@ impl ConsoleService {
         Ok(view(&app))
     }
 
-    pub(super) async fn new_oauth_app_secret(&self, me: &Me, id: &str) -> Result<OAuthAppWithSecret, ConsoleError> {
+    async fn rotate_oauth_app_secret(&self, me: &Me, id: &str) -> Result<OAuthAppWithSecret, ConsoleError> {
         require_manage(me, "rotate OAuth app secrets")?;
         let app = self.tenant_app(me, id).await?;
         if app.is_public() {
@@ -104,7 +116,7 @@ impl ConsoleService {
         Ok(OAuthAppWithSecret { app: view(&app), client_secret: Some(secret) })
     }
 
-    pub(super) async fn remove_oauth_app(&self, me: &Me, id: &str) -> Result<(), ConsoleError> {
+    async fn delete_oauth_app(&self, me: &Me, id: &str) -> Result<(), ConsoleError> {
         require_manage(me, "delete OAuth apps")?;
         let app = self.tenant_app(me, id).await?;
         self.store.oauth_delete_client(app.tenant_id, app.id, self.now()).await.map_err(store_error("deleting an oauth app"))?;
@@ -112,21 +124,12 @@ impl ConsoleService {
         Ok(())
     }
 
-    /// Owners and admins see and revoke every user's; the others their own.
-    fn whose(me: &Me) -> Result<Option<Uuid>, ConsoleError> {
-        if me.can_manage {
-            Ok(None)
-        } else {
-            Uuid::parse_str(&me.user_id).map(Some).map_err(|_| ConsoleError::Internal)
-        }
-    }
-
-    pub(super) async fn list_connected_apps(&self, me: &Me) -> Result<Vec<ConnectedAppView>, ConsoleError> {
+    async fn connected_apps(&self, me: &Me) -> Result<Vec<ConnectedAppView>, ConsoleError> {
         let rows = self.store.oauth_grants_of(tenant_of(me)?, Self::whose(me)?).await.map_err(store_error("listing connected apps"))?;
         Ok(connections(rows))
     }
 
-    pub(super) async fn disconnect_app(&self, me: &Me, id: &str) -> Result<(), ConsoleError> {
+    async fn revoke_connected_app(&self, me: &Me, id: &str) -> Result<(), ConsoleError> {
         let grant = id_of(id, "connected app")?;
         let done = self
             .store

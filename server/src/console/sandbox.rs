@@ -3,20 +3,23 @@
 //! transaction, then, on request, `demo::portfolio` through the operations), for owners
 //! and admins only. The console's environment does not matter: it is always the sandbox.
 
-use gable_app::service::{ConsoleError, Me, SandboxReset};
+use gable_app::service::{ConsoleError, Me, Sandbox, SandboxReset};
 
 use super::{require_manage, store_error, tenant_of, ConsoleService};
 use crate::store::{sandbox, Intent};
 
-impl ConsoleService {
-    pub(super) async fn reset_tenant_sandbox(&self, me: &Me, demo: bool) -> Result<SandboxReset, ConsoleError> {
+#[async_trait::async_trait]
+impl Sandbox for ConsoleService {
+    async fn reset_sandbox(&self, me: &Me, demo: bool) -> Result<SandboxReset, ConsoleError> {
         require_manage(me, "reset the sandbox")?;
         let tenant = tenant_of(me)?;
         // System transaction, as the CLI: the reset spans every collection's table and
         // the sandbox clock, each statement limited to this tenant's sandbox rows.
-        let mut tx = self.store.begin_system(Intent::Write).await.map_err(store_error("resetting the sandbox"))?;
-        let rows_deleted = sandbox::reset(&mut tx, tenant).await.map_err(store_error("resetting the sandbox"))?;
-        tx.commit().await.map_err(store_error("resetting the sandbox"))?;
+        let rows_deleted = self
+            .store
+            .in_system(Intent::Write, async |tx| sandbox::reset(tx, tenant).await)
+            .await
+            .map_err(store_error("resetting the sandbox"))?;
         tracing::info!(%tenant, rows_deleted, by = %me.user_id, "console: sandbox reset");
         if demo {
             // The reset is committed by now; a failure here leaves an empty sandbox, which a

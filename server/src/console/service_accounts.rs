@@ -3,7 +3,7 @@
 //! Every statement carries the signed-in user's tenant: an id of another tenant's
 //! account or key is `NotFound`, never `Forbidden` (`docs/api.md`, "Records").
 
-use gable_app::service::{ApiKeyView, ConsoleError, CreatedKey, Me, NewKey, ServiceAccount};
+use gable_app::service::{ApiKeyView, ConsoleError, CreatedKey, Me, NewKey, ServiceAccount, ServiceAccounts};
 use uuid::Uuid;
 
 use super::{require_manage, require_read, store_error, tenant_of, ConsoleService};
@@ -77,20 +77,23 @@ impl ConsoleService {
     async fn account(&self, tenant: Uuid, id: Uuid) -> Result<ServiceAccountRow, ConsoleError> {
         self.store.console_service_account(tenant, id).await.map_err(store_error("reading a service account"))?.ok_or_else(not_found)
     }
+}
 
-    pub(super) async fn list_service_accounts(&self, me: &Me) -> Result<Vec<ServiceAccount>, ConsoleError> {
+#[async_trait::async_trait]
+impl ServiceAccounts for ConsoleService {
+    async fn service_accounts(&self, me: &Me) -> Result<Vec<ServiceAccount>, ConsoleError> {
         require_read(me, "*:read", SEE)?;
         let tenant = tenant_of(me)?;
         let rows = self.store.console_service_accounts(tenant).await.map_err(store_error("listing service accounts"))?;
         Ok(rows.into_iter().map(view).collect())
     }
 
-    pub(super) async fn get_service_account(&self, me: &Me, id: &str) -> Result<ServiceAccount, ConsoleError> {
+    async fn service_account(&self, me: &Me, id: &str) -> Result<ServiceAccount, ConsoleError> {
         require_read(me, "*:read", SEE)?;
         Ok(view(self.account(tenant_of(me)?, account_id(id)?).await?))
     }
 
-    pub(super) async fn add_service_account(&self, me: &Me, name: &str) -> Result<ServiceAccount, ConsoleError> {
+    async fn create_service_account(&self, me: &Me, name: &str) -> Result<ServiceAccount, ConsoleError> {
         require_manage(me, MANAGE)?;
         let tenant = tenant_of(me)?;
         let name = account_name(name)?;
@@ -104,7 +107,7 @@ impl ConsoleService {
         Ok(view(self.account(tenant, id).await?))
     }
 
-    pub(super) async fn change_service_account_name(&self, me: &Me, id: &str, name: &str) -> Result<ServiceAccount, ConsoleError> {
+    async fn rename_service_account(&self, me: &Me, id: &str, name: &str) -> Result<ServiceAccount, ConsoleError> {
         require_manage(me, MANAGE)?;
         let tenant = tenant_of(me)?;
         let id = account_id(id)?;
@@ -120,7 +123,7 @@ impl ConsoleService {
         }
     }
 
-    pub(super) async fn change_service_account_status(&self, me: &Me, id: &str, active: bool) -> Result<ServiceAccount, ConsoleError> {
+    async fn set_service_account_active(&self, me: &Me, id: &str, active: bool) -> Result<ServiceAccount, ConsoleError> {
         require_manage(me, MANAGE)?;
         let tenant = tenant_of(me)?;
         let id = account_id(id)?;
@@ -132,7 +135,7 @@ impl ConsoleService {
         Ok(view(self.account(tenant, id).await?))
     }
 
-    pub(super) async fn remove_service_account(&self, me: &Me, id: &str) -> Result<(), ConsoleError> {
+    async fn delete_service_account(&self, me: &Me, id: &str) -> Result<(), ConsoleError> {
         require_manage(me, MANAGE)?;
         let tenant = tenant_of(me)?;
         let id = account_id(id)?;
@@ -150,7 +153,7 @@ impl ConsoleService {
         Ok(())
     }
 
-    pub(super) async fn list_keys(&self, me: &Me, service_account_id: &str) -> Result<Vec<ApiKeyView>, ConsoleError> {
+    async fn keys(&self, me: &Me, service_account_id: &str) -> Result<Vec<ApiKeyView>, ConsoleError> {
         require_read(me, "*:read", SEE)?;
         let tenant = tenant_of(me)?;
         let account = self.account(tenant, account_id(service_account_id)?).await?;
@@ -158,7 +161,7 @@ impl ConsoleService {
         Ok(keys.into_iter().map(key_view).collect())
     }
 
-    pub(super) async fn add_key(&self, me: &Me, key: NewKey) -> Result<CreatedKey, ConsoleError> {
+    async fn create_key(&self, me: &Me, key: NewKey) -> Result<CreatedKey, ConsoleError> {
         require_manage(me, MANAGE_KEYS)?;
         let tenant = tenant_of(me)?;
         let account = self.account(tenant, account_id(&key.service_account_id)?).await?;
@@ -209,7 +212,7 @@ impl ConsoleService {
         Ok(CreatedKey { key: key_view(row), secret: created.secret })
     }
 
-    pub(super) async fn revoke(&self, me: &Me, key_id: &str) -> Result<(), ConsoleError> {
+    async fn revoke_key(&self, me: &Me, key_id: &str) -> Result<(), ConsoleError> {
         require_manage(me, MANAGE_KEYS)?;
         let tenant = tenant_of(me)?;
         let missing = || ConsoleError::NotFound("The API key".into());

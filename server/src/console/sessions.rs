@@ -3,7 +3,7 @@
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use chrono::Duration;
-use gable_app::service::{ConsoleError, Me, NewSession};
+use gable_app::service::{ConsoleError, Me, NewSession, Sessions, SignUp};
 use rand::rngs::OsRng;
 use rand::RngCore;
 use uuid::Uuid;
@@ -105,28 +105,39 @@ impl ConsoleService {
             )
             .await
             .map_err(store_error("starting a session"))?;
-        let me = self.check_session(&token).await?.ok_or_else(|| {
+        let me = self.session(&token).await?.ok_or_else(|| {
             tracing::error!("console: a session just started cannot be read back");
             ConsoleError::Internal
         })?;
         Ok(NewSession { token, me })
     }
+}
+
+#[async_trait::async_trait]
+impl Sessions for ConsoleService {
+    async fn sign_up(&self, form: SignUp, client: &str) -> Result<NewSession, ConsoleError> {
+        self.register(form, client).await
+    }
+
+    async fn sign_in(&self, email: &str, password: &str, client: &str, previous: Option<&str>) -> Result<NewSession, ConsoleError> {
+        self.authenticate(email, password, client, previous).await
+    }
 
     /// The session's user, or `None` when the token is unknown, expired (idle or
     /// absolute; the row is then deleted) or its user is no longer active.
-    pub(super) async fn check_session(&self, token: &str) -> Result<Option<Me>, ConsoleError> {
+    async fn session(&self, token: &str) -> Result<Option<Me>, ConsoleError> {
         Ok(current(&self.store, token, self.now()).await.map_err(store_error("reading a session"))?.as_ref().map(me))
     }
 
-    pub(super) async fn end_session(&self, token: &str) -> Result<(), ConsoleError> {
+    async fn sign_out(&self, token: &str) -> Result<(), ConsoleError> {
         if token.is_empty() || token.len() > MAX_TOKEN_LEN {
             return Ok(());
         }
         self.store.console_end_session(&token_hash(token)).await.map_err(store_error("ending a session"))
     }
 
-    pub(super) async fn switch_environment(&self, token: &str, livemode: bool) -> Result<(), ConsoleError> {
-        if self.check_session(token).await?.is_none() {
+    async fn set_environment(&self, token: &str, livemode: bool) -> Result<(), ConsoleError> {
+        if self.session(token).await?.is_none() {
             return Err(ConsoleError::NotSignedIn);
         }
         let found = self

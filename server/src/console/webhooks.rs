@@ -9,7 +9,9 @@
 //! for the body a delivery sent (the event carries its record). Only owners and admins
 //! (`require_manage`) change.
 
-use gable_app::service::{ConsoleError, DeliveryDetail, DeliveryFilter, DeliveryView, Me, WebhookForm, WebhookView, WebhookWithSecret};
+use gable_app::service::{
+    ConsoleError, DeliveryDetail, DeliveryFilter, DeliveryView, Me, WebhookForm, WebhookView, WebhookWithSecret, Webhooks,
+};
 use serde_json::{json, Map, Value as Json};
 use uuid::Uuid;
 
@@ -217,11 +219,37 @@ impl ConsoleService {
         Ok(Actor { scope: self.scope_of(me)?, grants: me.permissions.clone().into() })
     }
 
-    pub(super) fn event_type_names(&self) -> Vec<String> {
+    /// The body the attempt sent: the event as the API shows it (what the worker sends),
+    /// or the test event kept with the attempt; otherwise why it cannot be shown.
+    async fn sent_body(&self, scope: &Scope, rec: &Record) -> Result<(Option<String>, Option<String>), ConsoleError> {
+        let pretty = |j: &Json| serde_json::to_string_pretty(j).map_err(|_| ConsoleError::Internal);
+        if let Some(event) = rec.get("event_id").as_uuid() {
+            let events = col("events")?;
+            return match self.store.get(scope, events, event).await {
+                Ok(e) => Ok((Some(pretty(&e.to_json(events, None))?), None)),
+                Err(Error::NotFound { .. }) => Ok((None, Some("The event is no longer kept (events are kept 30 days).".into()))),
+                Err(e) => Err(store_error("reading an event")(e)),
+            };
+        }
+        let payload = self
+            .store
+            .in_tenant(scope.tenant, scope.livemode, Intent::Read, async |tx| deliveries::payload_of(tx, scope.tenant, scope.livemode, rec.id).await)
+            .await
+            .map_err(store_error("reading a test event"))?;
+        Ok(match payload {
+            Some(p) => (Some(pretty(&p)?), None),
+            None => (None, Some("The test event sent is not kept with this attempt.".into())),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl Webhooks for ConsoleService {
+    fn webhook_event_types(&self) -> Vec<String> {
         EVENT_TYPES.iter().map(|e| e.name.to_string()).collect()
     }
 
-    pub(super) async fn list_webhooks(&self, me: &Me) -> Result<Vec<WebhookView>, ConsoleError> {
+    async fn webhooks(&self, me: &Me) -> Result<Vec<WebhookView>, ConsoleError> {
         require_read(me, "webhooks:read", SEE)?;
         let c = col("webhooks")?;
         let q = ListQuery::parse(c, &[("limit".into(), "100".into())]).map_err(store_error("listing webhooks"))?;
@@ -229,14 +257,14 @@ impl ConsoleService {
         Ok(page.records.iter().map(webhook_view).collect())
     }
 
-    pub(super) async fn get_webhook(&self, me: &Me, id: &str) -> Result<WebhookView, ConsoleError> {
+    async fn webhook(&self, me: &Me, id: &str) -> Result<WebhookView, ConsoleError> {
         require_read(me, "webhooks:read", SEE)?;
         let id = parse_id(id, not_found)?;
         let rec = self.store.get(&self.scope_of(me)?, col("webhooks")?, id).await.map_err(webhook_error("reading a webhook", not_found))?;
         Ok(webhook_view(&rec))
     }
 
-    pub(super) async fn add_webhook(&self, me: &Me, form: WebhookForm) -> Result<WebhookWithSecret, ConsoleError> {
+    async fn create_webhook(&self, me: &Me, form: WebhookForm) -> Result<WebhookWithSecret, ConsoleError> {
         let actor = self.manager(me, MANAGE)?;
         let created = self
             .ops
@@ -248,7 +276,7 @@ impl ConsoleService {
         Ok(WebhookWithSecret { webhook: webhook_view(&created.record), secret })
     }
 
-    pub(super) async fn change_webhook(&self, me: &Me, id: &str, form: WebhookForm) -> Result<WebhookView, ConsoleError> {
+    async fn update_webhook(&self, me: &Me, id: &str, form: WebhookForm) -> Result<WebhookView, ConsoleError> {
         let actor = self.manager(me, MANAGE)?;
         let id = parse_id(id, not_found)?;
         let rec = self
@@ -259,7 +287,7 @@ impl ConsoleService {
         Ok(webhook_view(&rec))
     }
 
-    pub(super) async fn change_webhook_status(&self, me: &Me, id: &str, enabled: bool) -> Result<WebhookView, ConsoleError> {
+    async fn set_webhook_enabled(&self, me: &Me, id: &str, enabled: bool) -> Result<WebhookView, ConsoleError> {
         let actor = self.manager(me, MANAGE)?;
         let id = parse_id(id, not_found)?;
         let status = if enabled { "enabled" } else { "disabled" };
@@ -271,7 +299,7 @@ impl ConsoleService {
         Ok(webhook_view(&rec))
     }
 
-    pub(super) async fn rotate_secret(&self, me: &Me, id: &str) -> Result<WebhookWithSecret, ConsoleError> {
+    async fn rotate_webhook_secret(&self, me: &Me, id: &str) -> Result<WebhookWithSecret, ConsoleError> {
         let actor = self.manager(me, MANAGE)?;
         let id = parse_id(id, not_found)?;
         let fail = || webhook_error("rotating a webhook secret", not_found);
@@ -282,7 +310,7 @@ impl ConsoleService {
         Ok(WebhookWithSecret { webhook: webhook_view(&rec), secret })
     }
 
-    pub(super) async fn remove_webhook(&self, me: &Me, id: &str) -> Result<(), ConsoleError> {
+    async fn delete_webhook(&self, me: &Me, id: &str) -> Result<(), ConsoleError> {
         let actor = self.manager(me, MANAGE)?;
         let id = parse_id(id, not_found)?;
         self.ops.delete(&actor, col("webhooks")?, id).await.map_err(webhook_error("deleting a webhook", not_found))?;
@@ -290,7 +318,7 @@ impl ConsoleService {
         Ok(())
     }
 
-    pub(super) async fn test_webhook(&self, me: &Me, id: &str, event_type: &str) -> Result<DeliveryView, ConsoleError> {
+    async fn send_test_webhook(&self, me: &Me, id: &str, event_type: &str) -> Result<DeliveryView, ConsoleError> {
         let actor = self.manager(me, "send test events")?;
         let id = parse_id(id, not_found)?;
         let kind = event_type.trim();
@@ -306,12 +334,7 @@ impl ConsoleService {
         Ok(delivery_view(&attempt))
     }
 
-    pub(super) async fn list_deliveries(
-        &self,
-        me: &Me,
-        webhook_id: &str,
-        filter: DeliveryFilter,
-    ) -> Result<Vec<DeliveryView>, ConsoleError> {
+    async fn webhook_deliveries(&self, me: &Me, webhook_id: &str, filter: DeliveryFilter) -> Result<Vec<DeliveryView>, ConsoleError> {
         require_read(me, "webhooks:read", SEE)?;
         require_read(me, "webhook-deliveries:read", SEE_REGISTER)?;
         let hook = parse_id(webhook_id, not_found)?;
@@ -333,7 +356,7 @@ impl ConsoleService {
         Ok(page.records.iter().map(delivery_view).collect())
     }
 
-    pub(super) async fn get_delivery(&self, me: &Me, id: &str) -> Result<DeliveryDetail, ConsoleError> {
+    async fn webhook_delivery(&self, me: &Me, id: &str) -> Result<DeliveryDetail, ConsoleError> {
         require_read(me, "webhook-deliveries:read", SEE_REGISTER)?;
         let id = parse_id(id, delivery_not_found)?;
         let scope = self.scope_of(me)?;
@@ -356,30 +379,7 @@ impl ConsoleService {
         })
     }
 
-    /// The body the attempt sent: the event as the API shows it (what the worker sends),
-    /// or the test event kept with the attempt; otherwise why it cannot be shown.
-    async fn sent_body(&self, scope: &Scope, rec: &Record) -> Result<(Option<String>, Option<String>), ConsoleError> {
-        let pretty = |j: &Json| serde_json::to_string_pretty(j).map_err(|_| ConsoleError::Internal);
-        if let Some(event) = rec.get("event_id").as_uuid() {
-            let events = col("events")?;
-            return match self.store.get(scope, events, event).await {
-                Ok(e) => Ok((Some(pretty(&e.to_json(events, None))?), None)),
-                Err(Error::NotFound { .. }) => Ok((None, Some("The event is no longer kept (events are kept 30 days).".into()))),
-                Err(e) => Err(store_error("reading an event")(e)),
-            };
-        }
-        let mut tx =
-            self.store.begin_tenant(scope.tenant, scope.livemode, Intent::Read).await.map_err(store_error("reading a test event"))?;
-        let payload =
-            deliveries::payload_of(&mut tx, scope.tenant, scope.livemode, rec.id).await.map_err(store_error("reading a test event"))?;
-        tx.commit().await.map_err(store_error("reading a test event"))?;
-        Ok(match payload {
-            Some(p) => (Some(pretty(&p)?), None),
-            None => (None, Some("The test event sent is not kept with this attempt.".into())),
-        })
-    }
-
-    pub(super) async fn replay(&self, me: &Me, id: &str) -> Result<DeliveryView, ConsoleError> {
+    async fn replay_webhook_delivery(&self, me: &Me, id: &str) -> Result<DeliveryView, ConsoleError> {
         let actor = self.manager(me, "replay deliveries")?;
         let id = parse_id(id, delivery_not_found)?;
         let fail = || webhook_error("replaying a delivery", delivery_not_found);

@@ -1,7 +1,6 @@
-//! The signed-in console: Leptos routes and server functions, with the console service
-//! in context, behind a cross-site request check and security headers.
-
-use std::sync::Arc;
+//! The signed-in console: Leptos routes and server functions, with the console's
+//! services (a `Console`: one per area) in context, behind a cross-site request check
+//! and security headers.
 
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode};
@@ -15,7 +14,7 @@ use leptos_axum::{generate_route_list, LeptosRoutes};
 
 use crate::domain::collections::COLLECTIONS;
 
-pub fn router(options: LeptosOptions, console: Arc<dyn Console>, config: ConsoleConfig) -> Router {
+pub fn router(options: LeptosOptions, console: Console, config: ConsoleConfig) -> Router {
     let https = config.secure_cookies;
     let routes = generate_route_list(gable_app::App);
     let names = Collections(COLLECTIONS.iter().map(|c| c.name.to_string()).collect());

@@ -27,7 +27,6 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::Response;
 use axum::response::IntoResponse;
 use axum::{middleware, Router};
-use std::sync::Arc;
 
 use gable_app::api::ConsoleConfig;
 use gable_app::service::Console;
@@ -38,7 +37,7 @@ use crate::error::Error;
 use crate::http::state::ApiState;
 
 /// The router of one listener. Production also hosts the console; the sandbox serves the API.
-pub fn router(state: ApiState, console: Option<(LeptosOptions, Arc<dyn Console>, ConsoleConfig)>) -> Router {
+pub fn router(state: ApiState, console: Option<(LeptosOptions, Console, ConsoleConfig)>) -> Router {
     let mut api = api::router(&state).merge(embed::router());
     // The authorization server lives at the production address (`auth_url`); a sandbox
     // app's tokens then act on the sandbox listener.

@@ -4,7 +4,7 @@
 
 use chrono::{Duration, Utc};
 use gable::clock::Clock;
-use gable::console::service::{Console, ConsoleError, Me, NewKey, NewSession, NewUser, SignUp};
+use gable::console::service::{ConsoleError, Me, NewKey, NewSession, NewUser, OAuthApps, ServiceAccounts, Sessions, SignUp, Team};
 use gable::console::ConsoleService;
 use gable::ops::Operations;
 use gable::store::Store;

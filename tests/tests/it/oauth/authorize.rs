@@ -6,7 +6,7 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use gable::console::service::{Console, NewUser, SignUp};
+use gable::console::service::{NewUser, Sessions, SignUp, Team};
 use gable::console::ConsoleService;
 use gable_tests::{both, Res, TestApp};
 use serde_json::json;

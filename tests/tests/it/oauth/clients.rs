@@ -3,7 +3,7 @@
 //! user signed in (by HTTP, with the session cookie) grants the app on the consent page —
 //! then call the API within the granted scope, refresh, and are revoked.
 
-use gable::console::service::{Console, SignUp};
+use gable::console::service::{Sessions, SignUp};
 use gable::console::ConsoleService;
 use gable_tests::{both, TestApp};
 use oauth2::basic::BasicClient;

@@ -4,7 +4,9 @@
 //! user who is demoted while signed in. Every read is checked on the server; hiding a
 //! link protects nothing.
 
-use gable::console::service::{Console, ConsoleError, DeliveryFilter, Me, NewUser, SignUp, WebhookForm};
+use gable::console::service::{
+    ConsoleError, DeliveryFilter, Me, NewUser, OAuthApps, ServiceAccounts, Sessions, SignUp, Team, WebhookForm, Webhooks,
+};
 use gable::console::ConsoleService;
 use gable_tests::TestApp;
 use serde_json::json;

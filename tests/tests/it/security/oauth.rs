@@ -6,7 +6,7 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use gable::console::service::{Console, Me, NewUser, SignUp};
+use gable::console::service::{Me, NewUser, OAuthApps, Sessions, SignUp, Team};
 use gable::console::ConsoleService;
 use gable::store::oauth::Client;
 use gable_tests::{Backend, Res, TestApp};
