@@ -462,6 +462,13 @@ impl TestApp {
         r.body["data"].clone()
     }
 
+    /// Creates a residential property, "P", in the sandbox and returns it: for stories that
+    /// need one and care about nothing else of it.
+    pub async fn property(&self, key: &str) -> Value {
+        let address = json!({ "line1": "1 A St", "city": "X", "country": "US" });
+        self.create(key, "properties", json!({ "name": "P", "kind": "residential", "address": address })).await
+    }
+
     /// Runs one round of background work (scheduled events, retention, queued
     /// reports) at the server clock's time.
     pub async fn run_jobs(&self) -> gable::jobs::Round {

@@ -35,6 +35,11 @@ async fn unit(app: &TestApp, key: &str, property: &str, number: &str) -> String 
     id(&app.create(key, "units", json!({ "property_id": property, "number": number })).await)
 }
 
+/// A draft lease of a unit from `start`; returns its id.
+async fn draft_lease(app: &TestApp, key: &str, unit: &str, start: NaiveDate, rent: i64, currency: &str) -> String {
+    id(&app.create(key, "leases", json!({ "unit_id": unit, "start_date": start.to_string(), "rent": rent, "currency": currency })).await)
+}
+
 /// A lease taken all the way to `active`: sent, signed by its one signer, activated
 /// (which starts its tenancy, moving in on the start date).
 /// `terms`: the lease's `rent`, `currency` and `deposit` if any.
@@ -175,7 +180,7 @@ async fn rent_roll_lists_units_leases_and_balances(app: &TestApp) {
     let i3 = invoice(app, k, &l3, json!(120000), "JPY", d(-30), true).await;
     payment(app, k, Some(&i3), json!(20000), "JPY", "succeeded").await;
     // A draft lease is not in force.
-    app.create(k, "leases", json!({ "unit_id": u1b, "start_date": d(-5).to_string(), "rent": 999, "currency": "USD" })).await;
+    draft_lease(app, k, &u1b, d(-5), 999, "USD").await;
 
     let r = report(app, k, "rent_roll", json!({})).await;
     assert_eq!(r["as_of"], json!(today.to_string()), "as_of defaults to today");
@@ -269,8 +274,7 @@ async fn occupancy_counts_tenancies_and_stays(app: &TestApp) {
     let c = id(&app.create(k, "bookings", json!({ "unit_id": u[2], "check_in": d(0).to_string(), "check_out": d(2).to_string() })).await);
     act(app, k, "bookings", &c, "confirm").await;
     // D: an upcoming tenancy of a draft lease.
-    let ld =
-        id(&app.create(k, "leases", json!({ "unit_id": u[3], "start_date": d(-5).to_string(), "rent": 900, "currency": "USD" })).await);
+    let ld = draft_lease(app, k, &u[3], d(-5), 900, "USD").await;
     let td = app.create(k, "tenancies", json!({ "lease_id": ld, "unit_id": u[3], "move_in_date": d(-5).to_string() })).await;
     assert_eq!(td["status"], "upcoming");
     // E: moved out today.
@@ -322,20 +326,8 @@ async fn delinquency_ages_open_invoices(app: &TestApp) {
     let today = app.clock.today();
     let d = |n: i64| today + Duration::days(n);
     let p = property(app, k, "Maple Court").await;
-    let lease = id(&app
-        .create(
-            k,
-            "leases",
-            json!({ "unit_id": unit(app, k, &p, "1A").await, "start_date": d(-500).to_string(), "rent": 100, "currency": "USD" }),
-        )
-        .await);
-    let yen = id(&app
-        .create(
-            k,
-            "leases",
-            json!({ "unit_id": unit(app, k, &p, "1B").await, "start_date": d(-500).to_string(), "rent": 5000, "currency": "JPY" }),
-        )
-        .await);
+    let lease = draft_lease(app, k, &unit(app, k, &p, "1A").await, d(-500), 100, "USD").await;
+    let yen = draft_lease(app, k, &unit(app, k, &p, "1B").await, d(-500), 5000, "JPY").await;
     // (days past due today, amount due): bucket boundaries on both sides.
     let aged = [(1, 101), (30, 130), (31, 131), (60, 160), (61, 161), (90, 190), (91, 191), (400, 400)];
     let mut ids = vec![];
@@ -432,20 +424,8 @@ async fn ledger_report_is_the_trial_balance(app: &TestApp) {
     let today = app.clock.today();
     let d = |n: i64| today + Duration::days(n);
     let (p1, p2) = (property(app, k, "Maple Court").await, property(app, k, "Birch House").await);
-    let l1 = id(&app
-        .create(
-            k,
-            "leases",
-            json!({ "unit_id": unit(app, k, &p1, "1A").await, "start_date": d(-60).to_string(), "rent": 1450, "currency": "USD" }),
-        )
-        .await);
-    let l2 = id(&app
-        .create(
-            k,
-            "leases",
-            json!({ "unit_id": unit(app, k, &p2, "2A").await, "start_date": d(-60).to_string(), "rent": 50000, "currency": "JPY" }),
-        )
-        .await);
+    let l1 = draft_lease(app, k, &unit(app, k, &p1, "1A").await, d(-60), 1450, "USD").await;
+    let l2 = draft_lease(app, k, &unit(app, k, &p2, "2A").await, d(-60), 50000, "JPY").await;
     charge(app, k, &l1, "rent", json!(1450), "USD", d(-10)).await;
     charge(app, k, &l1, "fee", json!(35.5), "USD", d(10)).await; // posted on its due date, later
     let inv = invoice(app, k, &l1, json!(1450), "USD", d(-10), true).await;

@@ -4,7 +4,7 @@
 use gable::domain::collections::COLLECTIONS;
 use gable::domain::registry::Writes;
 use gable_tests::{both, world, TestApp};
-use serde_json::json;
+use serde_json::{json, Value};
 
 async fn every_collection_reads_its_records(app: &TestApp) {
     let t = app.tenant("Acme").await;
@@ -143,41 +143,19 @@ async fn fields_are_typed_and_money_is_exact(app: &TestApp) {
     let in_currency = |cur: &str| json!({ "unit_id": unit, "start_date": "2027-03-01", "rent": 1000, "currency": cur });
     let yen_lease = app.create(&t.test_key, "leases", in_currency("JPY")).await;
     let dinar_lease = app.create(&t.test_key, "leases", in_currency("KWD")).await;
-    let jpy = app
-        .create(
-            &t.test_key,
-            "charges",
-            json!({ "lease_id": yen_lease["id"], "kind": "fee", "amount": 5000, "currency": "JPY", "due_date": "2027-03-01" }),
-        )
-        .await;
+    let fee = |lease: &Value, amount: Value, cur: &str| {
+        json!({ "lease_id": lease["id"], "kind": "fee", "amount": amount, "currency": cur,
+                "due_date": "2027-03-01" })
+    };
+    let jpy = app.create(&t.test_key, "charges", fee(&yen_lease, json!(5000), "JPY")).await;
     assert_eq!(jpy["amount"], json!(5000));
-    let r = app
-        .call(
-            &t.test_key,
-            "POST",
-            "/v1/charges",
-            Some(json!({ "lease_id": yen_lease["id"], "kind": "fee", "amount": 50.5, "currency": "JPY", "due_date": "2027-03-01" })),
-        )
-        .await;
+    let r = app.call(&t.test_key, "POST", "/v1/charges", Some(fee(&yen_lease, json!(50.5), "JPY"))).await;
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "amount");
-    let r = app
-        .call(
-            &t.test_key,
-            "POST",
-            "/v1/charges",
-            Some(json!({ "lease_id": lease["id"], "kind": "fee", "amount": 5000, "currency": "JPY", "due_date": "2027-03-01" })),
-        )
-        .await;
+    let r = app.call(&t.test_key, "POST", "/v1/charges", Some(fee(&lease, json!(5000), "JPY"))).await;
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "currency", "a charge is in its lease's currency");
-    let kwd = app
-        .create(
-            &t.test_key,
-            "charges",
-            json!({ "lease_id": dinar_lease["id"], "kind": "fee", "amount": "1.005", "currency": "KWD", "due_date": "2027-03-01" }),
-        )
-        .await;
+    let kwd = app.create(&t.test_key, "charges", fee(&dinar_lease, json!("1.005"), "KWD")).await;
     assert_eq!(kwd["amount"], json!(1.005));
     // Metadata merges; an empty value removes a key.
     let id = lease["id"].as_str().unwrap();
@@ -214,52 +192,26 @@ async fn fields_are_typed_and_money_is_exact(app: &TestApp) {
     assert!(ft["expires_at"].is_string());
     let again = app.call(&t.test_key, "GET", &format!("/v1/flow-tokens/{}", ft["id"].as_str().unwrap()), None).await;
     assert!(again.body["data"].get("token").is_none());
+    // A journal entry of these lines, in USD on 2027-01-01.
+    let entry = |lines: Value| json!({ "lines": lines, "currency": "USD", "posted_on": "2027-01-01" });
+    let post_entry = async |lines: Value| app.call(&t.test_key, "POST", "/v1/accounting-entries", Some(entry(lines))).await;
     // Unbalanced journal entries are refused.
-    let r = app
-        .call(
-            &t.test_key,
-            "POST",
-            "/v1/accounting-entries",
-            Some(json!({
-            "lines": [{ "account": "cash", "debit": 10, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": 9 }],
-            "currency": "USD", "posted_on": "2027-01-01" })),
-        )
-        .await;
+    let r =
+        post_entry(json!([{ "account": "cash", "debit": 10, "credit": 0 }, { "account": "rent_income", "debit": 0, "credit": 9 }])).await;
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "lines");
     // Accounts come from the chart; amounts may be decimal strings and are checked like numbers.
-    let r = app
-        .call(
-            &t.test_key,
-            "POST",
-            "/v1/accounting-entries",
-            Some(json!({
-            "lines": [{ "account": "not_an_account", "debit": "999", "credit": 0 }, { "account": "cash", "debit": 0, "credit": "1" }],
-            "currency": "USD", "posted_on": "2027-01-01" })),
-        )
-        .await;
+    let r =
+        post_entry(json!([{ "account": "not_an_account", "debit": "999", "credit": 0 }, { "account": "cash", "debit": 0, "credit": "1" }]))
+            .await;
     r.assert_error(400, "validation_failed");
     assert_eq!(r.param(), "lines[0].account");
-    let r = app
-        .call(
-            &t.test_key,
-            "POST",
-            "/v1/accounting-entries",
-            Some(json!({
-            "lines": [{ "account": "deposits_held", "debit": "999", "credit": 0 }, { "account": "cash", "debit": 0, "credit": "1" }],
-            "currency": "USD", "posted_on": "2027-01-01" })),
-        )
-        .await;
+    let r =
+        post_entry(json!([{ "account": "deposits_held", "debit": "999", "credit": 0 }, { "account": "cash", "debit": 0, "credit": "1" }]))
+            .await;
     r.assert_error(400, "validation_failed");
-    let ok = app
-        .create(
-            &t.test_key,
-            "accounting-entries",
-            json!({
-            "lines": [{ "account": "cash", "debit": "12.50", "credit": 0 }, { "account": "fee_income", "debit": 0, "credit": 12.5 }],
-            "currency": "USD", "posted_on": "2027-01-01" }),
-        )
-        .await;
+    let lines = json!([{ "account": "cash", "debit": "12.50", "credit": 0 }, { "account": "fee_income", "debit": 0, "credit": 12.5 }]);
+    let ok = app.create(&t.test_key, "accounting-entries", entry(lines)).await;
     assert_eq!(ok["lines"][0]["debit"], json!(12.5));
     assert_eq!(ok["lines"][0]["credit"], json!(0));
 }

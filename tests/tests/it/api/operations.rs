@@ -13,13 +13,7 @@ async fn a_unit_of_work_commits_or_rolls_back_as_one(app: &TestApp) {
     let ops = &app.state.ops;
     let actor = Actor::system(t.id, false);
     let (vendors, workorders) = (collection("vendors").unwrap(), collection("workorders").unwrap());
-    let property = app
-        .create(
-            &t.test_key,
-            "properties",
-            json!({ "name": "P", "kind": "residential", "address": { "line1": "1 A St", "city": "X", "country": "US" } }),
-        )
-        .await;
+    let property = app.property(&t.test_key).await;
     let counts = || async { (app.count_rows("vendors").await, app.count_rows("workorders").await, app.count_rows("events").await) };
     let before = counts().await;
 

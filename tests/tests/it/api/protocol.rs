@@ -6,13 +6,7 @@ use serde_json::json;
 
 async fn method_not_allowed_names_the_allowed_methods(app: &TestApp) {
     let t = app.tenant("A").await;
-    let property = app
-        .create(
-            &t.test_key,
-            "properties",
-            json!({ "name": "P", "kind": "residential", "address": { "line1": "1 A St", "city": "X", "country": "US" } }),
-        )
-        .await;
+    let property = app.property(&t.test_key).await;
     let pid = property["id"].as_str().unwrap();
     let event = uuid::Uuid::now_v7();
     let cases: Vec<(&str, String, &str)> = vec![

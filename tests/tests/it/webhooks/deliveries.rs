@@ -5,7 +5,7 @@
 use chrono::Duration;
 use gable::domain::webhooks::verify;
 use gable_tests::receiver::{Received, Receiver};
-use gable_tests::{Backend, TestApp};
+use gable_tests::{Backend, Res, TestApp};
 use serde_json::{json, Value};
 
 struct Hook {
@@ -55,6 +55,11 @@ async fn attempts(app: &TestApp, key: &str, hook: &str) -> Vec<Value> {
     all
 }
 
+/// `GET /v1/webhooks/{id}`: the subscription as it stands now.
+async fn webhook(app: &TestApp, key: &str, id: &str) -> Res {
+    app.call(key, "GET", &format!("/v1/webhooks/{id}"), None).await
+}
+
 async fn deliver(app: &TestApp) -> usize {
     gable::jobs::deliver_due(&app.state).await.expect("deliveries")
 }
@@ -73,7 +78,7 @@ async fn signed_deliveries_reach_their_subscribers(app: &TestApp) {
     let everything = subscribe(app, key, &rx.url("/ok"), json!(["*"])).await;
     assert!(named.secret.starts_with("whsec_") && named.secret.len() >= 6 + 43, "at least 256 bits");
     // The secret is shown once, and kept sealed: never in a read, never in plain.
-    let r = app.call(key, "GET", &format!("/v1/webhooks/{}", named.id), None).await;
+    let r = webhook(app, key, &named.id).await;
     assert!(r.body["data"].get("secret").is_none() && !r.text.contains(&named.secret));
     assert_eq!(app.count_where("webhooks", &format!("secret_sealed LIKE '%{}%'", &named.secret[6..20])).await, 0);
     assert_eq!(app.count_where("webhooks", "secret_sealed IS NULL").await, 0);
@@ -110,13 +115,7 @@ async fn signed_deliveries_reach_their_subscribers(app: &TestApp) {
     );
 
     // A type only the wildcard takes.
-    let property = app
-        .create(
-            key,
-            "properties",
-            json!({ "name": "P", "kind": "residential", "address": { "line1": "1 A St", "city": "X", "country": "US" } }),
-        )
-        .await;
+    let property = app.property(key).await;
     app.create(key, "workorders", json!({ "property_id": property["id"], "title": "Leak" })).await;
     deliver(app).await;
     let got = rx.wait_for(3, 10).await;
@@ -169,7 +168,7 @@ async fn failures_are_retried_on_schedule(app: &TestApp) {
     let statuses: Vec<_> = all.iter().map(|a| a["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["retrying", "retrying", "succeeded"]);
     // The subscription's failing streak ended with the success.
-    let r = app.call(key, "GET", &format!("/v1/webhooks/{}", hook.id), None).await;
+    let r = webhook(app, key, &hook.id).await;
     assert!(r.body["data"]["failing_since"].is_null());
 }
 gable_tests::both!(failures_are_retried_on_schedule, |b| b.local_webhooks());
@@ -186,7 +185,7 @@ async fn gone_disables_and_redirects_are_not_followed(app: &TestApp) {
     assert!(got.iter().all(|g| g.path != "/ok"), "the redirect was followed");
     settled(app, key, &gone.id, 1).await;
     settled(app, key, &moved.id, 2).await;
-    let r = app.call(key, "GET", &format!("/v1/webhooks/{}", gone.id), None).await;
+    let r = webhook(app, key, &gone.id).await;
     assert_eq!(r.body["data"]["status"], "disabled");
     assert!(r.body["data"]["disabled_reason"].as_str().unwrap().contains("410"));
     let a = attempts(app, key, &gone.id).await;
@@ -347,14 +346,14 @@ async fn five_days_of_failures_disable(app: &TestApp) {
     app.create(key, "leads", json!({ "name": "Ada" })).await;
     deliver(app).await;
     settled(app, key, &hook.id, 2).await;
-    let r = app.call(key, "GET", &format!("/v1/webhooks/{}", hook.id), None).await;
+    let r = webhook(app, key, &hook.id).await;
     assert!(r.body["data"]["failing_since"].is_string() && r.body["data"]["status"] == "enabled");
     app.clock.advance(Duration::days(5) + Duration::minutes(1));
     app.create(key, "leads", json!({ "name": "Bob" })).await;
     deliver(app).await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let r = app.call(key, "GET", &format!("/v1/webhooks/{}", hook.id), None).await;
+        let r = webhook(app, key, &hook.id).await;
         if r.body["data"]["status"] == "disabled" {
             assert!(r.body["data"]["disabled_reason"].as_str().unwrap().contains("5 days"), "{}", r.text);
             break;

@@ -6,7 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::Response;
 use axum::routing::post;
 use axum::Router;
 use gable::outbound::{Client, Guard, SendError, EXCERPT_LIMIT, USER_AGENT};
@@ -27,51 +30,22 @@ impl Receiver {
         let seen: Seen = Arc::default();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let port = listener.local_addr().expect("addr").port();
-        let record = |seen: &Seen, path: &str, headers: HeaderMap, body: Bytes| {
-            seen.lock().expect("lock").push((path.to_owned(), headers, body));
-        };
         let router = Router::new()
-            .route(
-                "/",
-                post({
-                    let seen = seen.clone();
-                    move |headers: HeaderMap, body: Bytes| async move {
-                        record(&seen, "/", headers, body);
-                        (StatusCode::OK, [("x-receiver", "got it")], "thanks")
-                    }
-                }),
-            )
+            .route("/", post(|| async { (StatusCode::OK, [("x-receiver", "got it")], "thanks") }))
             .route(
                 "/redirect",
-                post({
-                    let seen = seen.clone();
-                    move |headers: HeaderMap, body: Bytes| async move {
-                        record(&seen, "/redirect", headers, body);
-                        (StatusCode::FOUND, [("location", format!("http://127.0.0.1:{port}/target"))], "")
-                    }
-                }),
+                post(move || async move { (StatusCode::FOUND, [("location", format!("http://127.0.0.1:{port}/target"))], "") }),
             )
-            .route(
-                "/target",
-                post({
-                    let seen = seen.clone();
-                    move |headers: HeaderMap, body: Bytes| async move {
-                        record(&seen, "/target", headers, body);
-                        StatusCode::OK
-                    }
-                }),
-            )
+            .route("/target", post(|| async { StatusCode::OK }))
             .route(
                 "/slow",
-                post({
-                    let seen = seen.clone();
-                    move |headers: HeaderMap, body: Bytes| async move {
-                        record(&seen, "/slow", headers, body);
-                        tokio::time::sleep(Duration::from_secs(3)).await;
-                        StatusCode::OK
-                    }
+                post(|| async {
+                    tokio::time::sleep(Duration::from_secs(3)).await;
+                    StatusCode::OK
                 }),
             )
+            // What the routes above were sent is recorded; `/huge` only answers.
+            .route_layer(middleware::from_fn_with_state(seen.clone(), record))
             .route(
                 "/huge",
                 post(|| async {
@@ -91,6 +65,14 @@ impl Receiver {
     fn paths(&self) -> Vec<String> {
         self.seen.lock().expect("lock").iter().map(|(p, _, _)| p.clone()).collect()
     }
+}
+
+/// Records a request's path, headers and body before its route answers it.
+async fn record(State(seen): State<Seen>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX).await.expect("body");
+    seen.lock().expect("lock").push((parts.uri.path().to_owned(), parts.headers.clone(), body.clone()));
+    next.run(Request::from_parts(parts, Body::from(body))).await
 }
 
 fn loopback_allowed() -> Guard {
