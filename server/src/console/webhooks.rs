@@ -233,7 +233,9 @@ impl ConsoleService {
         }
         let payload = self
             .store
-            .in_tenant(scope.tenant, scope.livemode, Intent::Read, async |tx| deliveries::payload_of(tx, scope.tenant, scope.livemode, rec.id).await)
+            .in_tenant(scope.tenant, scope.livemode, Intent::Read, async |tx| {
+                deliveries::payload_of(tx, scope.tenant, scope.livemode, rec.id).await
+            })
             .await
             .map_err(store_error("reading a test event"))?;
         Ok(match payload {
