@@ -326,12 +326,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Sandbox { command: SandboxCommand::Reset { tenant, demo } } => {
             let store = open(&store_args).await?;
             anyhow::ensure!(store.tenant_exists(tenant).await?, "no tenant {tenant}");
-            let deleted = {
-                let mut tx = store.begin_system(crate::store::Intent::Write).await?;
-                let n = crate::store::sandbox::reset(&mut tx, tenant).await?;
-                tx.commit().await?;
-                n
-            };
+            let deleted = store.in_system(crate::store::Intent::Write, async |tx| crate::store::sandbox::reset(tx, tenant).await).await?;
             let portfolio = if demo {
                 let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, store.is_shared())?;
                 let ops = crate::ops::Operations::new(store.clone(), crate::clock::Clock::system(), key);

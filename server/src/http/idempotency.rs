@@ -161,14 +161,14 @@ async fn run(st: ApiState, req: Request, next: Next) -> std::result::Result<Resp
         path: path.clone(),
     };
     let app = &st.app;
-    let reserved = async {
-        let mut tx = app.store.begin_tenant(owner.tenant, owner.livemode, Intent::Write).await?;
-        let r = idempotency::reserve(&mut tx, &owner, &request, app.ops.clock().now(), LEASE, KEEP).await?;
-        tx.commit().await?;
-        Ok::<_, Error>(r)
-    }
-    .await
-    .map_err(fail)?;
+    let now = app.ops.clock().now();
+    let reserved = app
+        .store
+        .in_tenant(owner.tenant, owner.livemode, Intent::Write, async |tx| {
+            idempotency::reserve(tx, &owner, &request, now, LEASE, KEEP).await
+        })
+        .await
+        .map_err(fail)?;
     let token = match reserved {
         Reservation::Reserved { token } => token,
         Reservation::Answered { status, sealed } => {
@@ -202,11 +202,9 @@ async fn run(st: ApiState, req: Request, next: Next) -> std::result::Result<Resp
     let status = resp.status();
     if status.is_server_error() {
         // Nothing was written: the key is given up so that the retry runs anew.
-        let released = async {
-            let mut tx = app.store.begin_tenant(owner.tenant, owner.livemode, Intent::Write).await?;
-            idempotency::release(&mut tx, &owner, &key, token).await?;
-            tx.commit().await
-        };
+        let released = app
+            .store
+            .in_tenant(owner.tenant, owner.livemode, Intent::Write, async |tx| idempotency::release(tx, &owner, &key, token).await);
         if let Err(e) = released.await {
             tracing::warn!(error = %format!("{e:#}"), "an idempotency key could not be given up; it lapses in a minute");
         }
@@ -215,11 +213,9 @@ async fn run(st: ApiState, req: Request, next: Next) -> std::result::Result<Resp
     // A refusal (or an answer of a handler that wrote nothing): stored on its own.
     let (parts, body) = resp.into_parts();
     let bytes = axum::body::to_bytes(body, usize::MAX).await.map_err(|e| fail(Error::internal(e)))?;
-    let stored = async {
-        let mut tx = app.store.begin_tenant(owner.tenant, owner.livemode, Intent::Write).await?;
-        answer(&mut tx, app.ops.master_key(), &owner, &key, token, status, &bytes).await?;
-        tx.commit().await
-    };
+    let stored = app.store.in_tenant(owner.tenant, owner.livemode, Intent::Write, async |tx| {
+        answer(tx, app.ops.master_key(), &owner, &key, token, status, &bytes).await
+    });
     if let Err(e) = stored.await {
         tracing::warn!(error = %format!("{e:#}"), "an idempotent answer could not be stored; a retry runs the request again");
     }

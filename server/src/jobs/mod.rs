@@ -66,12 +66,7 @@ async fn scheduler_round(ops: &Operations) -> Result<Round> {
     let now = ops.clock().now();
     let mut round = Round::default();
     round.absorb(time::passes(ops, now, Reach::RealTime).await?);
-    let clocked = {
-        let mut tx = ops.store().begin_system(Intent::Read).await?;
-        let c = sandbox::clocked(&mut tx).await?;
-        tx.commit().await?;
-        c
-    };
+    let clocked = ops.store().in_system(Intent::Read, async |tx| sandbox::clocked(tx).await).await?;
     for (tenant, offset) in clocked {
         round.absorb(time::passes(ops, now + offset, Reach::Sandbox(tenant)).await?);
     }

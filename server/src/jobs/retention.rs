@@ -12,11 +12,13 @@ use crate::store::{Intent, Store};
 /// `ON DELETE CASCADE`), delivery attempts older than the register's 30 days, and
 /// idempotency keys older than their 24 hours.
 pub async fn purge_old_events(store: &Store, now: DateTime<Utc>) -> Result<u64> {
-    let mut tx = store.begin_system(Intent::Write).await?;
-    let cutoff = now - Duration::days(30);
-    crate::store::deliveries::delete_before(&mut tx, cutoff).await?;
-    crate::store::idempotency::delete_before(&mut tx, now - crate::store::idempotency::KEEP).await?;
-    let n = crate::store::events::delete_before(&mut tx, cutoff).await?;
-    tx.commit().await?;
-    Ok(n)
+    store
+        .in_system(Intent::Write, async |tx| {
+            let cutoff = now - Duration::days(30);
+            crate::store::deliveries::delete_before(tx, cutoff).await?;
+            crate::store::idempotency::delete_before(tx, now - crate::store::idempotency::KEEP).await?;
+            let n = crate::store::events::delete_before(tx, cutoff).await?;
+            Ok(n)
+        })
+        .await
 }

@@ -27,14 +27,12 @@ impl Store {
         let c = collections::named("flow-tokens")?;
         let column = c.secret.map(|s| s.column).unwrap_or("token_hash");
         let hash = super::keys::hash_secret(secret);
-        let mut tx = self.begin_system(Intent::Read).await?;
-        let found = records::scan(&mut tx, c, vec![Expr::col(Alias::new(column)).eq(hash)], 1, ScanLock::None).await?;
-        let Some((tenant, record)) = found.into_iter().next() else {
-            tx.commit().await?;
-            return Ok(None);
-        };
-        let ahead = if record.livemode { chrono::Duration::zero() } else { super::sandbox::offset(&mut tx, tenant).await? };
-        tx.commit().await?;
-        Ok(Some(FoundToken { tenant, record, now: now + ahead }))
+        self.in_system(Intent::Read, async |tx| {
+            let found = records::scan(tx, c, vec![Expr::col(Alias::new(column)).eq(hash)], 1, ScanLock::None).await?;
+            let Some((tenant, record)) = found.into_iter().next() else { return Ok(None) };
+            let ahead = if record.livemode { chrono::Duration::zero() } else { super::sandbox::offset(tx, tenant).await? };
+            Ok(Some(FoundToken { tenant, record, now: now + ahead }))
+        })
+        .await
     }
 }

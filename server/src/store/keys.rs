@@ -87,34 +87,38 @@ use sea_query::{Alias, Expr, Query, Value};
 impl Store {
     pub async fn create_tenant(&self, name: &str) -> Result<Uuid> {
         let tenant = Uuid::now_v7();
-        let mut tx = self.begin_system(Intent::Write).await?;
-        tx.execute(
-            Query::insert()
-                .into_table(Alias::new("tenants"))
-                .columns([Alias::new("id"), Alias::new("name"), Alias::new("created_at")])
-                .values_panic([tenant.into(), name.into(), Utc::now().into()]),
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(tenant)
+        self.in_system(Intent::Write, async |tx| {
+            tx.execute(
+                Query::insert()
+                    .into_table(Alias::new("tenants"))
+                    .columns([Alias::new("id"), Alias::new("name"), Alias::new("created_at")])
+                    .values_panic([tenant.into(), name.into(), Utc::now().into()]),
+            )
+            .await?;
+            Ok(tenant)
+        })
+        .await
     }
 
     pub async fn tenant_exists(&self, tenant: Uuid) -> Result<bool> {
-        let mut tx = self.begin_system(Intent::Read).await?;
-        let row = tx
-            .fetch_optional(
-                Query::select().column(Alias::new("id")).from(Alias::new("tenants")).and_where(Expr::col(Alias::new("id")).eq(tenant)),
-            )
-            .await?;
-        tx.commit().await?;
-        Ok(row.is_some())
+        self.in_system(Intent::Read, async |tx| {
+            let row = tx
+                .fetch_optional(
+                    Query::select().column(Alias::new("id")).from(Alias::new("tenants")).and_where(Expr::col(Alias::new("id")).eq(tenant)),
+                )
+                .await?;
+            Ok(row.is_some())
+        })
+        .await
     }
 
     pub async fn count_tenants(&self) -> Result<i64> {
-        let mut tx = self.begin_system(Intent::Read).await?;
-        let row = tx.fetch_optional(Query::select().expr_as(Expr::cust("COUNT(*)"), Alias::new("n")).from(Alias::new("tenants"))).await?;
-        tx.commit().await?;
-        Ok(row.map(|r| r.opt_i64("n")).transpose()?.flatten().unwrap_or(0))
+        self.in_system(Intent::Read, async |tx| {
+            let row =
+                tx.fetch_optional(Query::select().expr_as(Expr::cust("COUNT(*)"), Alias::new("n")).from(Alias::new("tenants"))).await?;
+            Ok(row.map(|r| r.opt_i64("n")).transpose()?.flatten().unwrap_or(0))
+        })
+        .await
     }
 
     /// The tenant's service account of this name (not deleted), created if missing.
@@ -127,33 +131,34 @@ impl Store {
     }
 
     async fn service_account_once(&self, tenant: Uuid, name: &str) -> Result<Uuid> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        let existing = tx
-            .fetch_optional(
-                Query::select()
-                    .column(Alias::new("id"))
-                    .from(Alias::new("service_accounts"))
-                    .and_where(Expr::col(Alias::new("tenant_id")).eq(tenant))
-                    .and_where(Expr::col(Alias::new("name")).eq(name))
-                    .and_where(Expr::col(Alias::new("deleted_at")).is_null()),
-            )
-            .await?;
-        let sa = match existing {
-            Some(row) => row.opt_uuid("id")?.ok_or_else(|| Error::internal(anyhow::anyhow!("service account without id")))?,
-            None => {
-                let sa = Uuid::now_v7();
-                tx.execute(
-                    Query::insert()
-                        .into_table(Alias::new("service_accounts"))
-                        .columns([Alias::new("tenant_id"), Alias::new("id"), Alias::new("name"), Alias::new("created_at")])
-                        .values_panic([tenant.into(), sa.into(), name.into(), Utc::now().into()]),
+        self.in_system(Intent::Write, async |tx| {
+            let existing = tx
+                .fetch_optional(
+                    Query::select()
+                        .column(Alias::new("id"))
+                        .from(Alias::new("service_accounts"))
+                        .and_where(Expr::col(Alias::new("tenant_id")).eq(tenant))
+                        .and_where(Expr::col(Alias::new("name")).eq(name))
+                        .and_where(Expr::col(Alias::new("deleted_at")).is_null()),
                 )
                 .await?;
-                sa
-            }
-        };
-        tx.commit().await?;
-        Ok(sa)
+            let sa = match existing {
+                Some(row) => row.opt_uuid("id")?.ok_or_else(|| Error::internal(anyhow::anyhow!("service account without id")))?,
+                None => {
+                    let sa = Uuid::now_v7();
+                    tx.execute(
+                        Query::insert()
+                            .into_table(Alias::new("service_accounts"))
+                            .columns([Alias::new("tenant_id"), Alias::new("id"), Alias::new("name"), Alias::new("created_at")])
+                            .values_panic([tenant.into(), sa.into(), name.into(), Utc::now().into()]),
+                    )
+                    .await?;
+                    sa
+                }
+            };
+            Ok(sa)
+        })
+        .await
     }
 
     pub async fn create_key(
@@ -168,59 +173,70 @@ impl Store {
         let secret = generate_secret(livemode);
         let key_id = Uuid::now_v7();
         let prefix: String = secret.chars().take(13).collect();
-        let mut tx = self.begin_system(Intent::Write).await?;
-        if let Some(props) = &property_ids {
-            // Every constrained property must exist in the tenant and environment.
-            for p in props {
-                let found = tx
-                    .fetch_optional(
-                        Query::select()
-                            .column(Alias::new("id"))
-                            .from(Alias::new("properties"))
-                            .and_where(Expr::col(Alias::new("tenant_id")).eq(tenant))
-                            .and_where(Expr::col(Alias::new("livemode")).eq(livemode))
-                            .and_where(Expr::col(Alias::new("id")).eq(*p)),
-                    )
-                    .await?;
-                if found.is_none() {
-                    return Err(Error::NotFound { message: format!("no such property {p}"), param: Some("properties".into()) });
+        self.in_system(Intent::Write, async |tx| {
+            if let Some(props) = &property_ids {
+                // Every constrained property must exist in the tenant and environment.
+                for p in props {
+                    let found = tx
+                        .fetch_optional(
+                            Query::select()
+                                .column(Alias::new("id"))
+                                .from(Alias::new("properties"))
+                                .and_where(Expr::col(Alias::new("tenant_id")).eq(tenant))
+                                .and_where(Expr::col(Alias::new("livemode")).eq(livemode))
+                                .and_where(Expr::col(Alias::new("id")).eq(*p)),
+                        )
+                        .await?;
+                    if found.is_none() {
+                        return Err(Error::NotFound { message: format!("no such property {p}"), param: Some("properties".into()) });
+                    }
                 }
             }
-        }
-        tx.execute(
-            Query::insert()
-                .into_table(Alias::new("api_keys"))
-                .columns(
-                    ["id", "tenant_id", "service_account_id", "livemode", "prefix", "secret_hash", "scopes", "property_ids", "created_at"]
+            tx.execute(
+                Query::insert()
+                    .into_table(Alias::new("api_keys"))
+                    .columns(
+                        [
+                            "id",
+                            "tenant_id",
+                            "service_account_id",
+                            "livemode",
+                            "prefix",
+                            "secret_hash",
+                            "scopes",
+                            "property_ids",
+                            "created_at",
+                        ]
                         .map(Alias::new),
-                )
-                .values_panic([
-                    key_id.into(),
-                    tenant.into(),
-                    service_account.into(),
-                    livemode.into(),
-                    prefix.clone().into(),
-                    hash_secret(&secret).into(),
-                    serde_json::json!(scopes).into(),
-                    match &property_ids {
-                        Some(p) => serde_json::json!(p).into(),
-                        None => Value::Json(None).into(),
-                    },
-                    Utc::now().into(),
-                ]),
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(NewKey {
-            id: key_id,
-            tenant_id: tenant,
-            service_account_id: service_account,
-            environment: if livemode { "live" } else { "test" },
-            prefix,
-            secret,
-            scopes,
-            property_ids,
+                    )
+                    .values_panic([
+                        key_id.into(),
+                        tenant.into(),
+                        service_account.into(),
+                        livemode.into(),
+                        prefix.clone().into(),
+                        hash_secret(&secret).into(),
+                        serde_json::json!(scopes).into(),
+                        match &property_ids {
+                            Some(p) => serde_json::json!(p).into(),
+                            None => Value::Json(None).into(),
+                        },
+                        Utc::now().into(),
+                    ]),
+            )
+            .await?;
+            Ok(NewKey {
+                id: key_id,
+                tenant_id: tenant,
+                service_account_id: service_account,
+                environment: if livemode { "live" } else { "test" },
+                prefix,
+                secret,
+                scopes,
+                property_ids,
+            })
         })
+        .await
     }
 
     /// Finds the key a secret belongs to. The lookup is by hash; the stored hash is then
@@ -265,83 +281,89 @@ impl Store {
         let (k, sa) = (Alias::new("api_keys"), Alias::new("service_accounts"));
         let kc = |c: &str| Expr::col((k.clone(), Alias::new(c)));
         let sc = |c: &str| Expr::col((sa.clone(), Alias::new(c)));
-        let mut tx = self.begin_system(Intent::Read).await?;
-        let row = tx
-            .fetch_optional(
-                Query::select()
-                    .columns(
-                        ["id", "tenant_id", "livemode", "secret_hash", "scopes", "property_ids", "revoked_at", "last_used_at"]
-                            .map(|c| (k.clone(), Alias::new(c))),
-                    )
-                    .from(k.clone())
-                    .inner_join(
-                        sa.clone(),
-                        sc("tenant_id")
-                            .equals((k.clone(), Alias::new("tenant_id")))
-                            .and(sc("id").equals((k.clone(), Alias::new("service_account_id")))),
-                    )
-                    .and_where(kc("secret_hash").eq(hash.clone()))
-                    .and_where(sc("status").eq("active"))
-                    .and_where(sc("deleted_at").is_null()),
-            )
-            .await?;
-        tx.commit().await?;
-        let Some(row) = row else { return Ok(None) };
-        let stored = row.opt_string("secret_hash")?.unwrap_or_default();
-        if !bool::from(stored.as_bytes().ct_eq(hash.as_bytes())) {
-            return Ok(None);
-        }
-        let missing = || Error::internal(anyhow::anyhow!("api key row is incomplete"));
-        let scopes: Vec<String> = serde_json::from_value(row.opt_json("scopes")?.ok_or_else(missing)?).map_err(Error::internal)?;
-        let property_ids: Option<Vec<Uuid>> = match row.opt_json("property_ids")? {
-            Some(v) if !v.is_null() => Some(serde_json::from_value(v).map_err(Error::internal)?),
-            _ => None,
-        };
-        Ok(Some(ApiKey {
-            id: row.opt_uuid("id")?.ok_or_else(missing)?,
-            tenant_id: row.opt_uuid("tenant_id")?.ok_or_else(missing)?,
-            livemode: row.opt_bool("livemode")?.ok_or_else(missing)?,
-            scopes,
-            property_ids,
-            revoked: row.opt_datetime("revoked_at")?.is_some(),
-            last_used_at: row.opt_datetime("last_used_at")?,
-        }))
+        self.in_system(Intent::Read, async |tx| {
+            let row = tx
+                .fetch_optional(
+                    Query::select()
+                        .columns(
+                            ["id", "tenant_id", "livemode", "secret_hash", "scopes", "property_ids", "revoked_at", "last_used_at"]
+                                .map(|c| (k.clone(), Alias::new(c))),
+                        )
+                        .from(k.clone())
+                        .inner_join(
+                            sa.clone(),
+                            sc("tenant_id")
+                                .equals((k.clone(), Alias::new("tenant_id")))
+                                .and(sc("id").equals((k.clone(), Alias::new("service_account_id")))),
+                        )
+                        .and_where(kc("secret_hash").eq(hash.clone()))
+                        .and_where(sc("status").eq("active"))
+                        .and_where(sc("deleted_at").is_null()),
+                )
+                .await?;
+            let Some(row) = row else { return Ok(None) };
+            let stored = row.opt_string("secret_hash")?.unwrap_or_default();
+            if !bool::from(stored.as_bytes().ct_eq(hash.as_bytes())) {
+                return Ok(None);
+            }
+            let missing = || Error::internal(anyhow::anyhow!("api key row is incomplete"));
+            let scopes: Vec<String> = serde_json::from_value(row.opt_json("scopes")?.ok_or_else(missing)?).map_err(Error::internal)?;
+            let property_ids: Option<Vec<Uuid>> = match row.opt_json("property_ids")? {
+                Some(v) if !v.is_null() => Some(serde_json::from_value(v).map_err(Error::internal)?),
+                _ => None,
+            };
+            Ok(Some(ApiKey {
+                id: row.opt_uuid("id")?.ok_or_else(missing)?,
+                tenant_id: row.opt_uuid("tenant_id")?.ok_or_else(missing)?,
+                livemode: row.opt_bool("livemode")?.ok_or_else(missing)?,
+                scopes,
+                property_ids,
+                revoked: row.opt_datetime("revoked_at")?.is_some(),
+                last_used_at: row.opt_datetime("last_used_at")?,
+            }))
+        })
+        .await
     }
 
     pub async fn touch_key(&self, key: Uuid, at: DateTime<Utc>) -> Result<()> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        tx.execute(
-            Query::update()
-                .table(Alias::new("api_keys"))
-                .value(Alias::new("last_used_at"), at)
-                .and_where(Expr::col(Alias::new("id")).eq(key)),
-        )
-        .await?;
-        tx.commit().await
+        self.in_system(Intent::Write, async |tx| {
+            tx.execute(
+                Query::update()
+                    .table(Alias::new("api_keys"))
+                    .value(Alias::new("last_used_at"), at)
+                    .and_where(Expr::col(Alias::new("id")).eq(key)),
+            )
+            .await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Revokes a key; it is refused from the next request on, in every process.
     pub async fn revoke_key(&self, tenant: Uuid, key: Uuid) -> Result<bool> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        let row = tx
-            .fetch_optional(
-                Query::update()
-                    .table(Alias::new("api_keys"))
-                    .value(Alias::new("revoked_at"), Utc::now())
-                    .and_where(Expr::col(Alias::new("id")).eq(key))
-                    .and_where(Expr::col(Alias::new("tenant_id")).eq(tenant))
-                    .and_where(Expr::col(Alias::new("revoked_at")).is_null())
-                    .returning_col(Alias::new("secret_hash")),
-            )
+        let revoked = self
+            .in_system(Intent::Write, async |tx| {
+                let row = tx
+                    .fetch_optional(
+                        Query::update()
+                            .table(Alias::new("api_keys"))
+                            .value(Alias::new("revoked_at"), Utc::now())
+                            .and_where(Expr::col(Alias::new("id")).eq(key))
+                            .and_where(Expr::col(Alias::new("tenant_id")).eq(tenant))
+                            .and_where(Expr::col(Alias::new("revoked_at")).is_null())
+                            .returning_col(Alias::new("secret_hash")),
+                    )
+                    .await?;
+                let Some(hash) = row.map(|r| r.opt_string("secret_hash")).transpose()?.flatten() else {
+                    return Ok(None);
+                };
+                announce_evictions(tx, std::slice::from_ref(&hash)).await?;
+                Ok(Some(hash))
+            })
             .await?;
-        let Some(hash) = row.map(|r| r.opt_string("secret_hash")).transpose()?.flatten() else {
-            return Ok(false);
-        };
-        let hashes = [hash];
-        announce_evictions(&mut tx, &hashes).await?;
-        tx.commit().await?;
-        self.evict_keys(&hashes);
-        Ok(true)
+        // Evicted once committed: a lookup in between would cache the key again.
+        self.evict_keys(revoked.as_slice());
+        Ok(revoked.is_some())
     }
 
     /// Forgets authenticated keys in this process's cache. Call after the transaction

@@ -43,36 +43,37 @@ impl Store {
     /// Debits and credits per currency and account of a tenant's environment, up to a
     /// day and for one property if given.
     pub async fn account_sums(&self, scope: &Scope, as_of: Option<NaiveDate>, property: Option<Uuid>) -> Result<Vec<AccountSum>> {
-        let mut tx = self.begin_tenant(scope.tenant, scope.livemode, Intent::Read).await?;
-        let col = |n: &str| Expr::col(Alias::new(n));
-        let mut sel = Query::select();
-        sel.columns([Alias::new("currency"), Alias::new("account")])
-            // SUM of BIGINT is NUMERIC in PostgreSQL; sums of minor units fit a BIGINT.
-            .expr_as(Expr::cust("CAST(COALESCE(SUM(debit), 0) AS BIGINT)"), Alias::new("debit"))
-            .expr_as(Expr::cust("CAST(COALESCE(SUM(credit), 0) AS BIGINT)"), Alias::new("credit"))
-            .from(Alias::new("ledger_lines"))
-            .and_where(col("tenant_id").eq(scope.tenant))
-            .and_where(col("livemode").eq(scope.livemode))
-            .group_by_columns([Alias::new("currency"), Alias::new("account")])
-            .order_by(Alias::new("currency"), Order::Asc)
-            .order_by(Alias::new("account"), Order::Asc);
-        if let Some(day) = as_of {
-            sel.and_where(col("posted_on").lte(day));
-        }
-        if let Some(p) = property {
-            sel.and_where(col("property_id").eq(p));
-        }
-        let rows = tx.fetch_all(&sel).await?;
-        tx.commit().await?;
-        rows.iter()
-            .map(|r| {
-                Ok(AccountSum {
-                    currency: r.opt_string("currency")?.unwrap_or_default(),
-                    account: r.opt_string("account")?.unwrap_or_default(),
-                    debit: r.opt_i64("debit")?.unwrap_or(0),
-                    credit: r.opt_i64("credit")?.unwrap_or(0),
+        self.in_tenant(scope.tenant, scope.livemode, Intent::Read, async |tx| {
+            let col = |n: &str| Expr::col(Alias::new(n));
+            let mut sel = Query::select();
+            sel.columns([Alias::new("currency"), Alias::new("account")])
+                // SUM of BIGINT is NUMERIC in PostgreSQL; sums of minor units fit a BIGINT.
+                .expr_as(Expr::cust("CAST(COALESCE(SUM(debit), 0) AS BIGINT)"), Alias::new("debit"))
+                .expr_as(Expr::cust("CAST(COALESCE(SUM(credit), 0) AS BIGINT)"), Alias::new("credit"))
+                .from(Alias::new("ledger_lines"))
+                .and_where(col("tenant_id").eq(scope.tenant))
+                .and_where(col("livemode").eq(scope.livemode))
+                .group_by_columns([Alias::new("currency"), Alias::new("account")])
+                .order_by(Alias::new("currency"), Order::Asc)
+                .order_by(Alias::new("account"), Order::Asc);
+            if let Some(day) = as_of {
+                sel.and_where(col("posted_on").lte(day));
+            }
+            if let Some(p) = property {
+                sel.and_where(col("property_id").eq(p));
+            }
+            let rows = tx.fetch_all(&sel).await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(AccountSum {
+                        currency: r.opt_string("currency")?.unwrap_or_default(),
+                        account: r.opt_string("account")?.unwrap_or_default(),
+                        debit: r.opt_i64("debit")?.unwrap_or(0),
+                        credit: r.opt_i64("credit")?.unwrap_or(0),
+                    })
                 })
-            })
-            .collect()
+                .collect()
+        })
+        .await
     }
 }

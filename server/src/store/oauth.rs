@@ -195,38 +195,40 @@ impl Store {
         let client_id = random_secret(crate::domain::oauth::CLIENT_ID_PREFIX);
         let secret = (!new.public).then(|| random_secret(crate::domain::oauth::CLIENT_SECRET_PREFIX));
         let secret_hash = secret.as_deref().map(hash_secret);
-        let mut tx = self.begin_system(Intent::Write).await?;
-        tx.execute(
-            Query::insert()
-                .into_table(a("oauth_clients"))
-                .columns(
-                    ["id", "tenant_id", "client_id", "name", "redirect_uris", "secret_hash", "livemode", "created_at", "updated_at"].map(a),
-                )
-                .values_panic([
-                    id.into(),
-                    new.tenant_id.into(),
-                    client_id.clone().into(),
-                    new.name.into(),
-                    serde_json::json!(new.redirect_uris).into(),
-                    secret_hash.clone().into(),
-                    new.livemode.into(),
-                    new.now.into(),
-                    new.now.into(),
-                ]),
-        )
-        .await?;
-        tx.commit().await?;
-        let client = Client {
-            id,
-            tenant_id: new.tenant_id,
-            client_id,
-            name: new.name.to_string(),
-            redirect_uris: new.redirect_uris.to_vec(),
-            secret_hash,
-            livemode: new.livemode,
-            created_at: new.now,
-        };
-        Ok((client, secret))
+        self.in_system(Intent::Write, async |tx| {
+            tx.execute(
+                Query::insert()
+                    .into_table(a("oauth_clients"))
+                    .columns(
+                        ["id", "tenant_id", "client_id", "name", "redirect_uris", "secret_hash", "livemode", "created_at", "updated_at"]
+                            .map(a),
+                    )
+                    .values_panic([
+                        id.into(),
+                        new.tenant_id.into(),
+                        client_id.clone().into(),
+                        new.name.into(),
+                        serde_json::json!(new.redirect_uris).into(),
+                        secret_hash.clone().into(),
+                        new.livemode.into(),
+                        new.now.into(),
+                        new.now.into(),
+                    ]),
+            )
+            .await?;
+            let client = Client {
+                id,
+                tenant_id: new.tenant_id,
+                client_id,
+                name: new.name.to_string(),
+                redirect_uris: new.redirect_uris.to_vec(),
+                secret_hash,
+                livemode: new.livemode,
+                created_at: new.now,
+            };
+            Ok((client, secret))
+        })
+        .await
     }
 
     /// The app with this public `client_id`, unless deleted.
@@ -234,35 +236,37 @@ impl Store {
         if client_id.len() > 100 {
             return Ok(None);
         }
-        let mut tx = self.begin_system(Intent::Read).await?;
-        let row = tx
-            .fetch_optional(
-                Query::select()
-                    .columns(["id", "tenant_id", "client_id", "name", "redirect_uris", "secret_hash", "livemode", "created_at"].map(a))
-                    .from(a("oauth_clients"))
-                    .and_where(col("client_id").eq(client_id))
-                    .and_where(col("deleted_at").is_null()),
-            )
-            .await?;
-        tx.commit().await?;
-        row.as_ref().map(client_of).transpose()
+        self.in_system(Intent::Read, async |tx| {
+            let row = tx
+                .fetch_optional(
+                    Query::select()
+                        .columns(["id", "tenant_id", "client_id", "name", "redirect_uris", "secret_hash", "livemode", "created_at"].map(a))
+                        .from(a("oauth_clients"))
+                        .and_where(col("client_id").eq(client_id))
+                        .and_where(col("deleted_at").is_null()),
+                )
+                .await?;
+            row.as_ref().map(client_of).transpose()
+        })
+        .await
     }
 
     /// The apps a tenant registered, newest first (deleted ones left out).
     pub async fn oauth_clients_of(&self, tenant: Uuid) -> Result<Vec<Client>> {
-        let mut tx = self.begin_system(Intent::Read).await?;
-        let rows = tx
-            .fetch_all(
-                Query::select()
-                    .columns(["id", "tenant_id", "client_id", "name", "redirect_uris", "secret_hash", "livemode", "created_at"].map(a))
-                    .from(a("oauth_clients"))
-                    .and_where(col("tenant_id").eq(tenant))
-                    .and_where(col("deleted_at").is_null())
-                    .order_by(a("created_at"), sea_query::Order::Desc),
-            )
-            .await?;
-        tx.commit().await?;
-        rows.iter().map(client_of).collect()
+        self.in_system(Intent::Read, async |tx| {
+            let rows = tx
+                .fetch_all(
+                    Query::select()
+                        .columns(["id", "tenant_id", "client_id", "name", "redirect_uris", "secret_hash", "livemode", "created_at"].map(a))
+                        .from(a("oauth_clients"))
+                        .and_where(col("tenant_id").eq(tenant))
+                        .and_where(col("deleted_at").is_null())
+                        .order_by(a("created_at"), sea_query::Order::Desc),
+                )
+                .await?;
+            rows.iter().map(client_of).collect()
+        })
+        .await
     }
 
     /// Changes an app of the tenant: its redirect URIs and, when given, its secret's hash.
@@ -275,84 +279,87 @@ impl Store {
         secret_hash: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<bool> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        let mut q = Query::update();
-        q.table(a("oauth_clients")).value(a("updated_at"), now);
-        if let Some(uris) = redirect_uris {
-            q.value(a("redirect_uris"), serde_json::json!(uris));
-        }
-        if let Some(h) = secret_hash {
-            q.value(a("secret_hash"), h);
-        }
-        q.and_where(col("tenant_id").eq(tenant)).and_where(col("id").eq(id)).and_where(col("deleted_at").is_null());
-        let n = tx.execute(&q).await?;
-        tx.commit().await?;
-        Ok(n == 1)
+        self.in_system(Intent::Write, async |tx| {
+            let mut q = Query::update();
+            q.table(a("oauth_clients")).value(a("updated_at"), now);
+            if let Some(uris) = redirect_uris {
+                q.value(a("redirect_uris"), serde_json::json!(uris));
+            }
+            if let Some(h) = secret_hash {
+                q.value(a("secret_hash"), h);
+            }
+            q.and_where(col("tenant_id").eq(tenant)).and_where(col("id").eq(id)).and_where(col("deleted_at").is_null());
+            let n = tx.execute(&q).await?;
+            Ok(n == 1)
+        })
+        .await
     }
 
     /// Deletes an app of the tenant (softly) and revokes every authorization it holds.
     pub async fn oauth_delete_client(&self, tenant: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<bool> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        let n = tx
-            .execute(
+        self.in_system(Intent::Write, async |tx| {
+            let n = tx
+                .execute(
+                    Query::update()
+                        .table(a("oauth_clients"))
+                        .value(a("deleted_at"), now)
+                        .and_where(col("tenant_id").eq(tenant))
+                        .and_where(col("id").eq(id))
+                        .and_where(col("deleted_at").is_null()),
+                )
+                .await?;
+            tx.execute(
                 Query::update()
-                    .table(a("oauth_clients"))
-                    .value(a("deleted_at"), now)
-                    .and_where(col("tenant_id").eq(tenant))
-                    .and_where(col("id").eq(id))
-                    .and_where(col("deleted_at").is_null()),
+                    .table(a("oauth_grants"))
+                    .value(a("revoked_at"), now)
+                    .and_where(col("client_id").eq(id))
+                    .and_where(col("revoked_at").is_null()),
             )
             .await?;
-        tx.execute(
-            Query::update()
-                .table(a("oauth_grants"))
-                .value(a("revoked_at"), now)
-                .and_where(col("client_id").eq(id))
-                .and_where(col("revoked_at").is_null()),
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(n == 1)
+            Ok(n == 1)
+        })
+        .await
     }
 
     /// The standing authorizations users of a tenant gave (`user`: one user's only), with
     /// their apps' names and the users' emails, newest first.
     pub async fn oauth_grants_of(&self, tenant: Uuid, user: Option<Uuid>) -> Result<Vec<GrantRow>> {
         let (g, c, u) = ("oauth_grants", "oauth_clients", "users");
-        let mut tx = self.begin_system(Intent::Read).await?;
-        let mut q = Query::select();
-        for col_name in ["id", "client_id", "user_id", "livemode", "scopes", "created_at", "last_used_at"] {
-            q.expr_as(tc(g, col_name), a(col_name));
-        }
-        q.expr_as(tc(c, "name"), a("app_name"))
-            .expr_as(tc(u, "email"), a("email"))
-            .from(a(g))
-            .inner_join(a(c), tc(c, "id").equals((a(g), a("client_id"))))
-            .left_join(a(u), live_record(u, g, "user_id"))
-            .and_where(tc(g, "tenant_id").eq(tenant))
-            .and_where(tc(g, "revoked_at").is_null())
-            .order_by((a(g), a("created_at")), sea_query::Order::Desc);
-        if let Some(user) = user {
-            q.and_where(tc(g, "user_id").eq(user));
-        }
-        let rows = tx.fetch_all(&q).await?;
-        tx.commit().await?;
-        let missing = || incomplete("oauth grant");
-        rows.iter()
-            .map(|r| {
-                Ok(GrantRow {
-                    id: r.opt_uuid("id")?.ok_or_else(missing)?,
-                    client: r.opt_uuid("client_id")?.ok_or_else(missing)?,
-                    user_id: r.opt_uuid("user_id")?.ok_or_else(missing)?,
-                    email: r.opt_string("email")?.unwrap_or_default(),
-                    app_name: r.opt_string("app_name")?.ok_or_else(missing)?,
-                    livemode: r.opt_bool("livemode")?.ok_or_else(missing)?,
-                    scopes: strings(r, "scopes")?,
-                    created_at: r.opt_datetime("created_at")?.ok_or_else(missing)?,
-                    last_used_at: r.opt_datetime("last_used_at")?,
+        self.in_system(Intent::Read, async |tx| {
+            let mut q = Query::select();
+            for col_name in ["id", "client_id", "user_id", "livemode", "scopes", "created_at", "last_used_at"] {
+                q.expr_as(tc(g, col_name), a(col_name));
+            }
+            q.expr_as(tc(c, "name"), a("app_name"))
+                .expr_as(tc(u, "email"), a("email"))
+                .from(a(g))
+                .inner_join(a(c), tc(c, "id").equals((a(g), a("client_id"))))
+                .left_join(a(u), live_record(u, g, "user_id"))
+                .and_where(tc(g, "tenant_id").eq(tenant))
+                .and_where(tc(g, "revoked_at").is_null())
+                .order_by((a(g), a("created_at")), sea_query::Order::Desc);
+            if let Some(user) = user {
+                q.and_where(tc(g, "user_id").eq(user));
+            }
+            let rows = tx.fetch_all(&q).await?;
+            let missing = || incomplete("oauth grant");
+            rows.iter()
+                .map(|r| {
+                    Ok(GrantRow {
+                        id: r.opt_uuid("id")?.ok_or_else(missing)?,
+                        client: r.opt_uuid("client_id")?.ok_or_else(missing)?,
+                        user_id: r.opt_uuid("user_id")?.ok_or_else(missing)?,
+                        email: r.opt_string("email")?.unwrap_or_default(),
+                        app_name: r.opt_string("app_name")?.ok_or_else(missing)?,
+                        livemode: r.opt_bool("livemode")?.ok_or_else(missing)?,
+                        scopes: strings(r, "scopes")?,
+                        created_at: r.opt_datetime("created_at")?.ok_or_else(missing)?,
+                        last_used_at: r.opt_datetime("last_used_at")?,
+                    })
                 })
-            })
-            .collect()
+                .collect()
+        })
+        .await
     }
 
     /// Disconnects an app from a user of the tenant: every standing grant that user gave
@@ -360,31 +367,32 @@ impl Store {
     /// "Connected apps" shows them as one). With `user`, only that user's. False when the
     /// tenant has no such standing grant.
     pub async fn oauth_revoke_connection(&self, tenant: Uuid, user: Option<Uuid>, grant: Uuid, now: DateTime<Utc>) -> Result<bool> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        let mut find = Query::select();
-        find.columns(["client_id", "user_id"].map(a))
-            .from(a("oauth_grants"))
-            .and_where(col("tenant_id").eq(tenant))
-            .and_where(col("id").eq(grant))
-            .and_where(col("revoked_at").is_null());
-        if let Some(user) = user {
-            find.and_where(col("user_id").eq(user));
-        }
-        let Some(row) = tx.fetch_optional(&find).await? else { return Ok(false) };
-        let missing = || incomplete("oauth grant");
-        let (client, user) = (row.opt_uuid("client_id")?.ok_or_else(missing)?, row.opt_uuid("user_id")?.ok_or_else(missing)?);
-        tx.execute(
-            Query::update()
-                .table(a("oauth_grants"))
-                .value(a("revoked_at"), now)
+        self.in_system(Intent::Write, async |tx| {
+            let mut find = Query::select();
+            find.columns(["client_id", "user_id"].map(a))
+                .from(a("oauth_grants"))
                 .and_where(col("tenant_id").eq(tenant))
-                .and_where(col("client_id").eq(client))
-                .and_where(col("user_id").eq(user))
-                .and_where(col("revoked_at").is_null()),
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(true)
+                .and_where(col("id").eq(grant))
+                .and_where(col("revoked_at").is_null());
+            if let Some(user) = user {
+                find.and_where(col("user_id").eq(user));
+            }
+            let Some(row) = tx.fetch_optional(&find).await? else { return Ok(false) };
+            let missing = || incomplete("oauth grant");
+            let (client, user) = (row.opt_uuid("client_id")?.ok_or_else(missing)?, row.opt_uuid("user_id")?.ok_or_else(missing)?);
+            tx.execute(
+                Query::update()
+                    .table(a("oauth_grants"))
+                    .value(a("revoked_at"), now)
+                    .and_where(col("tenant_id").eq(tenant))
+                    .and_where(col("client_id").eq(client))
+                    .and_where(col("user_id").eq(user))
+                    .and_where(col("revoked_at").is_null()),
+            )
+            .await?;
+            Ok(true)
+        })
+        .await
     }
 
     // ---- codes -------------------------------------------------------------------
@@ -403,38 +411,39 @@ impl Store {
     ) -> Result<String> {
         let grant = Uuid::now_v7();
         let code = random_secret(crate::domain::oauth::CODE_PREFIX);
-        let mut tx = self.begin_system(Intent::Write).await?;
-        tx.execute(
-            Query::insert()
-                .into_table(a("oauth_grants"))
-                .columns(["id", "client_id", "tenant_id", "user_id", "livemode", "scopes", "created_at"].map(a))
-                .values_panic([
-                    grant.into(),
-                    client.id.into(),
-                    tenant_id.into(),
-                    user_id.into(),
-                    client.livemode.into(),
-                    serde_json::json!(scopes).into(),
-                    now.into(),
-                ]),
-        )
-        .await?;
-        tx.execute(
-            Query::insert()
-                .into_table(a("oauth_codes"))
-                .columns(["code_hash", "grant_id", "redirect_uri", "code_challenge", "created_at", "expires_at"].map(a))
-                .values_panic([
-                    hash_secret(&code).into(),
-                    grant.into(),
-                    redirect_uri.into(),
-                    code_challenge.into(),
-                    now.into(),
-                    (now + crate::domain::oauth::CODE_LIFETIME).into(),
-                ]),
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(code)
+        self.in_system(Intent::Write, async |tx| {
+            tx.execute(
+                Query::insert()
+                    .into_table(a("oauth_grants"))
+                    .columns(["id", "client_id", "tenant_id", "user_id", "livemode", "scopes", "created_at"].map(a))
+                    .values_panic([
+                        grant.into(),
+                        client.id.into(),
+                        tenant_id.into(),
+                        user_id.into(),
+                        client.livemode.into(),
+                        serde_json::json!(scopes).into(),
+                        now.into(),
+                    ]),
+            )
+            .await?;
+            tx.execute(
+                Query::insert()
+                    .into_table(a("oauth_codes"))
+                    .columns(["code_hash", "grant_id", "redirect_uri", "code_challenge", "created_at", "expires_at"].map(a))
+                    .values_panic([
+                        hash_secret(&code).into(),
+                        grant.into(),
+                        redirect_uri.into(),
+                        code_challenge.into(),
+                        now.into(),
+                        (now + crate::domain::oauth::CODE_LIFETIME).into(),
+                    ]),
+            )
+            .await?;
+            Ok(code)
+        })
+        .await
     }
 
     /// Looks a code up, inside a write transaction the caller finishes.
@@ -514,10 +523,11 @@ impl Store {
         if secret.len() > 200 {
             return Ok(None);
         }
-        let mut tx = self.begin_system(Intent::Read).await?;
-        let t = Self::oauth_token_in(&mut tx, secret).await?;
-        tx.commit().await?;
-        Ok(t)
+        self.in_system(Intent::Read, async |tx| {
+            let t = Self::oauth_token_in(tx, secret).await?;
+            Ok(t)
+        })
+        .await
     }
 
     /// Marks a refresh token used (rotated); false when it already was.
@@ -536,16 +546,18 @@ impl Store {
 
     /// Ends an access token now (RFC 7009 for an access token: its grant lives on).
     pub async fn oauth_expire_token(&self, secret: &str, now: DateTime<Utc>) -> Result<()> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        tx.execute(
-            Query::update()
-                .table(a("oauth_tokens"))
-                .value(a("expires_at"), now)
-                .and_where(col("token_hash").eq(hash_secret(secret)))
-                .and_where(col("expires_at").gt(now)),
-        )
-        .await?;
-        tx.commit().await
+        self.in_system(Intent::Write, async |tx| {
+            tx.execute(
+                Query::update()
+                    .table(a("oauth_tokens"))
+                    .value(a("expires_at"), now)
+                    .and_where(col("token_hash").eq(hash_secret(secret)))
+                    .and_where(col("expires_at").gt(now)),
+            )
+            .await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Revokes a grant: every code and token of its family stops working.
@@ -564,16 +576,20 @@ impl Store {
     /// As [`Store::oauth_revoke_grant_in`], in its own transaction (a reuse is refused
     /// whatever else happens, so the revocation must stand on its own).
     pub async fn oauth_revoke_grant(&self, grant: Uuid, now: DateTime<Utc>) -> Result<()> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        Self::oauth_revoke_grant_in(&mut tx, grant, now).await?;
-        tx.commit().await
+        self.in_system(Intent::Write, async |tx| {
+            Self::oauth_revoke_grant_in(tx, grant, now).await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Records that a grant's token reached the API (what "Connected apps" shows).
     pub async fn oauth_touch_grant(&self, grant: Uuid, now: DateTime<Utc>) -> Result<()> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        tx.execute(Query::update().table(a("oauth_grants")).value(a("last_used_at"), now).and_where(col("id").eq(grant))).await?;
-        tx.commit().await
+        self.in_system(Intent::Write, async |tx| {
+            tx.execute(Query::update().table(a("oauth_grants")).value(a("last_used_at"), now).and_where(col("id").eq(grant))).await?;
+            Ok(())
+        })
+        .await
     }
 }
 

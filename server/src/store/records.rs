@@ -142,34 +142,36 @@ pub struct Page {
 
 impl Store {
     pub async fn list(&self, scope: &Scope, c: &'static Collection, q: &ListQuery, after: Option<Vec<Val>>) -> Result<Page> {
-        let mut tx = self.begin_tenant(scope.tenant, scope.livemode, Intent::Read).await?;
-        let Some(prop) = property_cond(c, scope) else {
-            return Ok(Page { records: vec![], has_more: false });
-        };
-        let mut sel = Query::select();
-        sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop);
-        for f in &q.filters {
-            sel.and_where(filter_expr(f));
-        }
-        if let Some(vals) = after {
-            sel.and_where(keyset(&q.sort, &vals));
-        }
-        for k in &q.sort {
-            sel.order_by(Alias::new(k.field.name), if k.desc { Order::Desc } else { Order::Asc });
-        }
-        sel.limit(q.limit as u64 + 1);
-        let rows = tx.fetch_all(&sel).await?;
-        tx.commit().await?;
-        let has_more = rows.len() > q.limit as usize;
-        let records = rows.iter().take(q.limit as usize).map(|r| decode(c, r)).collect::<Result<Vec<_>>>()?;
-        Ok(Page { records, has_more })
+        self.in_tenant(scope.tenant, scope.livemode, Intent::Read, async |tx| {
+            let Some(prop) = property_cond(c, scope) else {
+                return Ok(Page { records: vec![], has_more: false });
+            };
+            let mut sel = Query::select();
+            sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop);
+            for f in &q.filters {
+                sel.and_where(filter_expr(f));
+            }
+            if let Some(vals) = after {
+                sel.and_where(keyset(&q.sort, &vals));
+            }
+            for k in &q.sort {
+                sel.order_by(Alias::new(k.field.name), if k.desc { Order::Desc } else { Order::Asc });
+            }
+            sel.limit(q.limit as u64 + 1);
+            let rows = tx.fetch_all(&sel).await?;
+            let has_more = rows.len() > q.limit as usize;
+            let records = rows.iter().take(q.limit as usize).map(|r| decode(c, r)).collect::<Result<Vec<_>>>()?;
+            Ok(Page { records, has_more })
+        })
+        .await
     }
 
     pub async fn get(&self, scope: &Scope, c: &'static Collection, id: Uuid) -> Result<Record> {
-        let mut tx = self.begin_tenant(scope.tenant, scope.livemode, Intent::Read).await?;
-        let r = fetch_one(&mut tx, scope, c, id, false).await?;
-        tx.commit().await?;
-        Ok(r)
+        self.in_tenant(scope.tenant, scope.livemode, Intent::Read, async |tx| {
+            let r = fetch_one(tx, scope, c, id, false).await?;
+            Ok(r)
+        })
+        .await
     }
 }
 
@@ -457,7 +459,6 @@ pub struct NewRow {
 impl Store {
     /// Inserts many rows in one transaction, in multi-row statements.
     pub async fn insert_many(&self, tenant: Uuid, livemode: bool, c: &'static Collection, rows: &[NewRow]) -> Result<()> {
-        let mut tx = self.begin_tenant(tenant, livemode, Intent::Write).await?;
         let mut cols =
             vec![Alias::new("tenant_id"), Alias::new("livemode"), Alias::new("id"), Alias::new("created_at"), Alias::new("updated_at")];
         if c.metadata {
@@ -466,6 +467,7 @@ impl Store {
         cols.extend(c.fields.iter().map(|f| Alias::new(f.name)));
         // Stay under both databases' limits on bound parameters per statement.
         let per_stmt = (30_000 / cols.len()).max(1);
+        let mut statements = Vec::new();
         for chunk in rows.chunks(per_stmt) {
             let mut ins = Query::insert();
             ins.into_table(Alias::new(c.table)).columns(cols.clone());
@@ -486,9 +488,15 @@ impl Store {
                 }
                 ins.values(vals).map_err(Error::internal)?;
             }
-            tx.execute(&ins).await?;
+            statements.push(ins);
         }
-        tx.commit().await
+        self.in_tenant(tenant, livemode, Intent::Write, async |tx| {
+            for ins in &statements {
+                tx.execute(ins).await?;
+            }
+            Ok(())
+        })
+        .await
     }
 }
 

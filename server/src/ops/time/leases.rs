@@ -38,9 +38,8 @@ pub async fn bill_rent(ops: &Operations, now: DateTime<Utc>, reach: Reach) -> Re
     // A lease never billed, or whose next period falls due by the horizon.
     let mut after: Option<(DateTime<Utc>, Uuid)> = None;
     loop {
-        let mut read = ops.store().begin_system(Intent::Read).await?;
-        let batch = background::leases_to_bill(&mut read, reach, horizon, after, BATCH).await?;
-        read.commit().await?;
+        let batch =
+            ops.store().in_system(Intent::Read, async |read| background::leases_to_bill(read, reach, horizon, after, BATCH).await).await?;
         for (tenant, lease) in &batch {
             billed += bill_lease(ops, *tenant, lease.livemode, lease.id, horizon).await?;
         }
@@ -116,9 +115,8 @@ pub async fn end_leases(ops: &Operations, now: DateTime<Utc>, reach: Reach) -> R
     let c = named("leases")?;
     let mut ended = 0;
     loop {
-        let mut read = ops.store().begin_system(Intent::Read).await?;
-        let batch = background::leases_past_end(&mut read, reach, now.date_naive(), BATCH).await?;
-        read.commit().await?;
+        let today = now.date_naive();
+        let batch = ops.store().in_system(Intent::Read, async |read| background::leases_past_end(read, reach, today, BATCH).await).await?;
         if batch.is_empty() {
             return Ok(ended);
         }

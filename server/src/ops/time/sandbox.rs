@@ -42,9 +42,8 @@ pub async fn advance(ops: &Operations, tenant: Uuid, to: DateTime<Utc>) -> Resul
     let mut total = Passed::default();
     for at in steps {
         // Set the clock first, so that what the round writes carries the sandbox's time.
-        let mut tx = ops.store().begin_tenant(tenant, false, Intent::Write).await?;
-        sandbox::advance(&mut tx, tenant, at - ops.clock().now(), ops.clock().now()).await?;
-        tx.commit().await?;
+        let now = ops.clock().now();
+        ops.store().in_tenant(tenant, false, Intent::Write, async |tx| sandbox::advance(tx, tenant, at - now, now).await).await?;
         total.absorb(passes(ops, at, Reach::Sandbox(tenant)).await?);
     }
     Ok(total)
@@ -52,8 +51,6 @@ pub async fn advance(ops: &Operations, tenant: Uuid, to: DateTime<Utc>) -> Resul
 
 /// A tenant's sandbox time now: real time plus how far its clock was advanced.
 pub async fn now(ops: &Operations, tenant: Uuid) -> Result<DateTime<Utc>> {
-    let mut tx = ops.store().begin_tenant(tenant, false, Intent::Read).await?;
-    let o = sandbox::offset(&mut tx, tenant).await?;
-    tx.commit().await?;
-    Ok(ops.clock().now() + o)
+    let offset = ops.store().in_tenant(tenant, false, Intent::Read, async |tx| sandbox::offset(tx, tenant).await).await?;
+    Ok(ops.clock().now() + offset)
 }

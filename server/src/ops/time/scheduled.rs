@@ -111,9 +111,7 @@ pub async fn tick(store: &Store, now: DateTime<Utc>, reach: Reach) -> Result<Fir
         loop {
             // Found with a read (on SQLite, without the write lock); written in a write
             // transaction only when there is something to fire.
-            let mut read = store.begin_system(Intent::Read).await?;
-            let batch = background::due(&mut read, &due, reach, BATCH).await?;
-            read.commit().await?;
+            let batch = store.in_system(Intent::Read, async |read| background::due(read, &due, reach, BATCH).await).await?;
             if batch.is_empty() {
                 break;
             }

@@ -56,21 +56,25 @@ impl Store {
 
     /// A service account's keys in both environments, newest first.
     pub async fn console_keys(&self, tenant: Uuid, service_account: Uuid) -> Result<Vec<KeyRow>> {
-        let mut tx = self.begin_system(Intent::Read).await?;
-        let mut sel = Self::keys_select(tenant);
-        sel.and_where(col("service_account_id").eq(service_account)).order_by(a("created_at"), Order::Desc).order_by(a("id"), Order::Desc);
-        let rows = tx.fetch_all(&sel).await?;
-        tx.commit().await?;
-        rows.iter().map(Self::key_row).collect()
+        self.in_system(Intent::Read, async |tx| {
+            let mut sel = Self::keys_select(tenant);
+            sel.and_where(col("service_account_id").eq(service_account))
+                .order_by(a("created_at"), Order::Desc)
+                .order_by(a("id"), Order::Desc);
+            let rows = tx.fetch_all(&sel).await?;
+            rows.iter().map(Self::key_row).collect()
+        })
+        .await
     }
 
     /// One of the tenant's keys.
     pub async fn console_key(&self, tenant: Uuid, key: Uuid) -> Result<Option<KeyRow>> {
-        let mut tx = self.begin_system(Intent::Read).await?;
-        let mut sel = Self::keys_select(tenant);
-        sel.and_where(col("id").eq(key));
-        let row = tx.fetch_optional(&sel).await?;
-        tx.commit().await?;
-        row.as_ref().map(Self::key_row).transpose()
+        self.in_system(Intent::Read, async |tx| {
+            let mut sel = Self::keys_select(tenant);
+            sel.and_where(col("id").eq(key));
+            let row = tx.fetch_optional(&sel).await?;
+            row.as_ref().map(Self::key_row).transpose()
+        })
+        .await
     }
 }

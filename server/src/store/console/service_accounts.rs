@@ -60,22 +60,24 @@ impl Store {
 
     /// The tenant's service accounts that are not deleted, newest first.
     pub async fn console_service_accounts(&self, tenant: Uuid) -> Result<Vec<ServiceAccountRow>> {
-        let mut tx = self.begin_system(Intent::Read).await?;
-        let mut sel = Self::service_accounts_select(tenant);
-        sel.order_by(a("created_at"), Order::Desc).order_by(a("id"), Order::Desc);
-        let rows = tx.fetch_all(&sel).await?;
-        tx.commit().await?;
-        rows.iter().map(Self::service_account_row).collect()
+        self.in_system(Intent::Read, async |tx| {
+            let mut sel = Self::service_accounts_select(tenant);
+            sel.order_by(a("created_at"), Order::Desc).order_by(a("id"), Order::Desc);
+            let rows = tx.fetch_all(&sel).await?;
+            rows.iter().map(Self::service_account_row).collect()
+        })
+        .await
     }
 
     /// One of the tenant's service accounts, unless deleted.
     pub async fn console_service_account(&self, tenant: Uuid, id: Uuid) -> Result<Option<ServiceAccountRow>> {
-        let mut tx = self.begin_system(Intent::Read).await?;
-        let mut sel = Self::service_accounts_select(tenant);
-        sel.and_where(col("id").eq(id));
-        let row = tx.fetch_optional(&sel).await?;
-        tx.commit().await?;
-        row.as_ref().map(Self::service_account_row).transpose()
+        self.in_system(Intent::Read, async |tx| {
+            let mut sel = Self::service_accounts_select(tenant);
+            sel.and_where(col("id").eq(id));
+            let row = tx.fetch_optional(&sel).await?;
+            row.as_ref().map(Self::service_account_row).transpose()
+        })
+        .await
     }
 
     /// Whether another live account of the tenant has the name.
@@ -94,39 +96,41 @@ impl Store {
 
     /// Creates a service account; `None` when the name is taken.
     pub async fn console_create_service_account(&self, tenant: Uuid, name: &str, now: DateTime<Utc>) -> Result<Option<Uuid>> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        if Self::name_taken(&mut tx, tenant, name, None).await? {
-            return Ok(None);
-        }
-        let id = Uuid::now_v7();
-        tx.execute(
-            Query::insert()
-                .into_table(a("service_accounts"))
-                .columns(["tenant_id", "id", "name", "status", "created_at"].map(a))
-                .values_panic([tenant.into(), id.into(), name.into(), "active".into(), now.into()]),
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(Some(id))
+        self.in_system(Intent::Write, async |tx| {
+            if Self::name_taken(tx, tenant, name, None).await? {
+                return Ok(None);
+            }
+            let id = Uuid::now_v7();
+            tx.execute(
+                Query::insert()
+                    .into_table(a("service_accounts"))
+                    .columns(["tenant_id", "id", "name", "status", "created_at"].map(a))
+                    .values_panic([tenant.into(), id.into(), name.into(), "active".into(), now.into()]),
+            )
+            .await?;
+            Ok(Some(id))
+        })
+        .await
     }
 
     pub async fn console_rename_service_account(&self, tenant: Uuid, id: Uuid, name: &str) -> Result<Changed> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        if Self::name_taken(&mut tx, tenant, name, Some(id)).await? {
-            return Ok(Changed::NameTaken);
-        }
-        let n = tx
-            .execute(
-                Query::update()
-                    .table(a("service_accounts"))
-                    .value(a("name"), name)
-                    .and_where(col("tenant_id").eq(tenant))
-                    .and_where(col("id").eq(id))
-                    .and_where(col("deleted_at").is_null()),
-            )
-            .await?;
-        tx.commit().await?;
-        Ok(if n == 0 { Changed::Missing } else { Changed::Done })
+        self.in_system(Intent::Write, async |tx| {
+            if Self::name_taken(tx, tenant, name, Some(id)).await? {
+                return Ok(Changed::NameTaken);
+            }
+            let n = tx
+                .execute(
+                    Query::update()
+                        .table(a("service_accounts"))
+                        .value(a("name"), name)
+                        .and_where(col("tenant_id").eq(tenant))
+                        .and_where(col("id").eq(id))
+                        .and_where(col("deleted_at").is_null()),
+                )
+                .await?;
+            Ok(if n == 0 { Changed::Missing } else { Changed::Done })
+        })
+        .await
     }
 
     /// The secret hashes of a service account's keys that are not revoked.
@@ -155,24 +159,29 @@ impl Store {
     /// key lookup requires an active account, and the keys are evicted from the key
     /// cache here and (PostgreSQL) in every process sharing the database.
     pub async fn console_set_service_account_status(&self, tenant: Uuid, id: Uuid, active: bool) -> Result<Changed> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        let n = tx
-            .execute(
-                Query::update()
-                    .table(a("service_accounts"))
-                    .value(a("status"), if active { "active" } else { "disabled" })
-                    .and_where(col("tenant_id").eq(tenant))
-                    .and_where(col("id").eq(id))
-                    .and_where(col("deleted_at").is_null()),
-            )
+        let changed = self
+            .in_system(Intent::Write, async |tx| {
+                let n = tx
+                    .execute(
+                        Query::update()
+                            .table(a("service_accounts"))
+                            .value(a("status"), if active { "active" } else { "disabled" })
+                            .and_where(col("tenant_id").eq(tenant))
+                            .and_where(col("id").eq(id))
+                            .and_where(col("deleted_at").is_null()),
+                    )
+                    .await?;
+                if n == 0 {
+                    return Ok(None);
+                }
+                let hashes: Vec<String> =
+                    if active { vec![] } else { Self::active_key_hashes(tx, tenant, id).await?.into_iter().map(|(_, h)| h).collect() };
+                announce_evictions(tx, &hashes).await?;
+                Ok(Some(hashes))
+            })
             .await?;
-        if n == 0 {
-            return Ok(Changed::Missing);
-        }
-        let hashes: Vec<String> =
-            if active { vec![] } else { Self::active_key_hashes(&mut tx, tenant, id).await?.into_iter().map(|(_, h)| h).collect() };
-        announce_evictions(&mut tx, &hashes).await?;
-        tx.commit().await?;
+        // Evicted once committed: a lookup in between would cache the keys again.
+        let Some(hashes) = changed else { return Ok(Changed::Missing) };
         self.evict_keys(&hashes);
         Ok(Changed::Done)
     }
@@ -181,25 +190,30 @@ impl Store {
     /// the key lookup requires an account not deleted) and returns the ids of its keys
     /// not yet revoked, for the caller to revoke; `None` when there is no such account.
     pub async fn console_mark_service_account_deleted(&self, tenant: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<Option<Vec<Uuid>>> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        let n = tx
-            .execute(
-                Query::update()
-                    .table(a("service_accounts"))
-                    .value(a("deleted_at"), now)
-                    .and_where(col("tenant_id").eq(tenant))
-                    .and_where(col("id").eq(id))
-                    .and_where(col("deleted_at").is_null()),
-            )
+        let deleted = self
+            .in_system(Intent::Write, async |tx| {
+                let n = tx
+                    .execute(
+                        Query::update()
+                            .table(a("service_accounts"))
+                            .value(a("deleted_at"), now)
+                            .and_where(col("tenant_id").eq(tenant))
+                            .and_where(col("id").eq(id))
+                            .and_where(col("deleted_at").is_null()),
+                    )
+                    .await?;
+                if n == 0 {
+                    return Ok(None);
+                }
+                let keys = Self::active_key_hashes(tx, tenant, id).await?;
+                let hashes: Vec<String> = keys.iter().map(|(_, h)| h.clone()).collect();
+                announce_evictions(tx, &hashes).await?;
+                Ok(Some(keys))
+            })
             .await?;
-        if n == 0 {
-            return Ok(None);
-        }
-        let keys = Self::active_key_hashes(&mut tx, tenant, id).await?;
-        let hashes: Vec<String> = keys.iter().map(|(_, h)| h.clone()).collect();
-        announce_evictions(&mut tx, &hashes).await?;
-        tx.commit().await?;
-        self.evict_keys(&hashes);
+        // Evicted once committed: a lookup in between would cache the keys again.
+        let Some(keys) = deleted else { return Ok(None) };
+        self.evict_keys(&keys.iter().map(|(_, h)| h.clone()).collect::<Vec<_>>());
         Ok(Some(keys.into_iter().map(|(k, _)| k).collect()))
     }
 }

@@ -49,48 +49,50 @@ impl Store {
         idle_cutoff: DateTime<Utc>,
         signed_in: bool,
     ) -> Result<()> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        if let Some(prev) = previous_hash {
-            tx.execute(Query::delete().from_table(a("console_sessions")).and_where(col("token_hash").eq(prev))).await?;
-        }
-        tx.execute(
-            Query::delete()
-                .from_table(a("console_sessions"))
-                .and_where(col("tenant_id").eq(s.tenant_id))
-                .and_where(col("user_id").eq(s.user_id))
-                .and_where(col("expires_at").lte(s.now).or(col("last_seen_at").lte(idle_cutoff))),
-        )
-        .await?;
-        tx.execute(
-            Query::insert()
-                .into_table(a("console_sessions"))
-                .columns(["token_hash", "tenant_id", "user_id", "csrf", "livemode", "created_at", "last_seen_at", "expires_at"].map(a))
-                .values_panic([
-                    s.token_hash.into(),
-                    s.tenant_id.into(),
-                    s.user_id.into(),
-                    s.csrf.into(),
-                    s.livemode.into(),
-                    s.now.into(),
-                    s.now.into(),
-                    s.expires_at.into(),
-                ]),
-        )
-        .await?;
-        if signed_in {
-            // A read-only field of the user record that only Gable sets; not an edit of
-            // the record, so `updated_at` stays.
+        self.in_system(Intent::Write, async |tx| {
+            if let Some(prev) = previous_hash {
+                tx.execute(Query::delete().from_table(a("console_sessions")).and_where(col("token_hash").eq(prev))).await?;
+            }
             tx.execute(
-                Query::update()
-                    .table(a("users"))
-                    .value(a("last_sign_in_at"), s.now)
+                Query::delete()
+                    .from_table(a("console_sessions"))
                     .and_where(col("tenant_id").eq(s.tenant_id))
-                    .and_where(col("livemode").eq(true))
-                    .and_where(col("id").eq(s.user_id)),
+                    .and_where(col("user_id").eq(s.user_id))
+                    .and_where(col("expires_at").lte(s.now).or(col("last_seen_at").lte(idle_cutoff))),
             )
             .await?;
-        }
-        tx.commit().await
+            tx.execute(
+                Query::insert()
+                    .into_table(a("console_sessions"))
+                    .columns(["token_hash", "tenant_id", "user_id", "csrf", "livemode", "created_at", "last_seen_at", "expires_at"].map(a))
+                    .values_panic([
+                        s.token_hash.into(),
+                        s.tenant_id.into(),
+                        s.user_id.into(),
+                        s.csrf.into(),
+                        s.livemode.into(),
+                        s.now.into(),
+                        s.now.into(),
+                        s.expires_at.into(),
+                    ]),
+            )
+            .await?;
+            if signed_in {
+                // A read-only field of the user record that only Gable sets; not an edit of
+                // the record, so `updated_at` stays.
+                tx.execute(
+                    Query::update()
+                        .table(a("users"))
+                        .value(a("last_sign_in_at"), s.now)
+                        .and_where(col("tenant_id").eq(s.tenant_id))
+                        .and_where(col("livemode").eq(true))
+                        .and_where(col("id").eq(s.user_id)),
+                )
+                .await?;
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// The session of a token hash, with its user, role and tenant.
@@ -123,51 +125,59 @@ impl Store {
                     .and(tc(r, "id").equals((a(u), a("role_id")))),
             )
             .and_where(tc(s, "token_hash").eq(token_hash));
-        let mut tx = self.begin_system(Intent::Read).await?;
-        let row = tx.fetch_optional(&sel).await?;
-        tx.commit().await?;
-        let Some(row) = row else { return Ok(None) };
-        let missing = || incomplete("console session");
-        Ok(Some(StoredSession {
-            tenant_id: row.opt_uuid("tenant_id")?.ok_or_else(missing)?,
-            tenant_name: row.opt_string("tenant_name")?.ok_or_else(missing)?,
-            user_id: row.opt_uuid("user_id")?.ok_or_else(missing)?,
-            email: row.opt_string("email")?.ok_or_else(missing)?,
-            name: row.opt_string("user_name")?.ok_or_else(missing)?,
-            user_status: row.opt_string("user_status")?.ok_or_else(missing)?,
-            role_name: row.opt_string("role_name")?,
-            permissions: strings(row.opt_json("permissions")?)?,
-            csrf: row.opt_string("csrf")?.ok_or_else(missing)?,
-            livemode: row.opt_bool("livemode")?.ok_or_else(missing)?,
-            created_at: row.opt_datetime("created_at")?.ok_or_else(missing)?,
-            last_seen_at: row.opt_datetime("last_seen_at")?.ok_or_else(missing)?,
-            expires_at: row.opt_datetime("expires_at")?.ok_or_else(missing)?,
-        }))
+        self.in_system(Intent::Read, async |tx| {
+            let row = tx.fetch_optional(&sel).await?;
+            let Some(row) = row else { return Ok(None) };
+            let missing = || incomplete("console session");
+            Ok(Some(StoredSession {
+                tenant_id: row.opt_uuid("tenant_id")?.ok_or_else(missing)?,
+                tenant_name: row.opt_string("tenant_name")?.ok_or_else(missing)?,
+                user_id: row.opt_uuid("user_id")?.ok_or_else(missing)?,
+                email: row.opt_string("email")?.ok_or_else(missing)?,
+                name: row.opt_string("user_name")?.ok_or_else(missing)?,
+                user_status: row.opt_string("user_status")?.ok_or_else(missing)?,
+                role_name: row.opt_string("role_name")?,
+                permissions: strings(row.opt_json("permissions")?)?,
+                csrf: row.opt_string("csrf")?.ok_or_else(missing)?,
+                livemode: row.opt_bool("livemode")?.ok_or_else(missing)?,
+                created_at: row.opt_datetime("created_at")?.ok_or_else(missing)?,
+                last_seen_at: row.opt_datetime("last_seen_at")?.ok_or_else(missing)?,
+                expires_at: row.opt_datetime("expires_at")?.ok_or_else(missing)?,
+            }))
+        })
+        .await
     }
 
     /// Records that a session was used.
     pub async fn console_touch_session(&self, token_hash: &str, now: DateTime<Utc>) -> Result<()> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        tx.execute(Query::update().table(a("console_sessions")).value(a("last_seen_at"), now).and_where(col("token_hash").eq(token_hash)))
+        self.in_system(Intent::Write, async |tx| {
+            tx.execute(
+                Query::update().table(a("console_sessions")).value(a("last_seen_at"), now).and_where(col("token_hash").eq(token_hash)),
+            )
             .await?;
-        tx.commit().await
+            Ok(())
+        })
+        .await
     }
 
     pub async fn console_end_session(&self, token_hash: &str) -> Result<()> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        tx.execute(Query::delete().from_table(a("console_sessions")).and_where(col("token_hash").eq(token_hash))).await?;
-        tx.commit().await
+        self.in_system(Intent::Write, async |tx| {
+            tx.execute(Query::delete().from_table(a("console_sessions")).and_where(col("token_hash").eq(token_hash))).await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Switches a session's environment; false when there is no such session.
     pub async fn console_set_session_livemode(&self, token_hash: &str, livemode: bool) -> Result<bool> {
-        let mut tx = self.begin_system(Intent::Write).await?;
-        let n = tx
-            .execute(
-                Query::update().table(a("console_sessions")).value(a("livemode"), livemode).and_where(col("token_hash").eq(token_hash)),
-            )
-            .await?;
-        tx.commit().await?;
-        Ok(n > 0)
+        self.in_system(Intent::Write, async |tx| {
+            let n = tx
+                .execute(
+                    Query::update().table(a("console_sessions")).value(a("livemode"), livemode).and_where(col("token_hash").eq(token_hash)),
+                )
+                .await?;
+            Ok(n > 0)
+        })
+        .await
     }
 }
