@@ -11,7 +11,7 @@ use gable_app::service::{ConsoleError, Me, NewSession, NewUser, RoleView, SignUp
 use serde_json::{json, Value as Json};
 use uuid::Uuid;
 
-use super::{passwords, require_manage, require_read, store_error, tenant_of, ConsoleService};
+use super::{invalid, passwords, require_manage, require_read, store_error, tenant_of, ConsoleService};
 use crate::domain::collections::collection;
 use crate::domain::record::Record;
 use crate::domain::validate;
@@ -30,10 +30,6 @@ pub const DEFAULT_ROLES: [(&str, &str, &str); 3] = [
 
 const NAME_MAX: usize = 200;
 const COMPANY_MAX: usize = 200;
-
-fn invalid(field: &str, message: impl Into<String>) -> ConsoleError {
-    ConsoleError::Invalid { field: field.into(), message: message.into() }
-}
 
 fn email_taken() -> ConsoleError {
     ConsoleError::Conflict("An account with this email already exists.".into())

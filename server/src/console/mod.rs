@@ -104,6 +104,11 @@ fn require_read(me: &Me, scope: &str, what: &str) -> Result<(), ConsoleError> {
     }
 }
 
+/// A form field the console refuses, with what to do about it.
+fn invalid(field: &str, message: impl Into<String>) -> ConsoleError {
+    ConsoleError::Invalid { field: field.into(), message: message.into() }
+}
+
 fn require_manage(me: &Me, what: &str) -> Result<(), ConsoleError> {
     if me.can_manage {
         Ok(())

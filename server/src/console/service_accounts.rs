@@ -6,7 +6,7 @@
 use gable_app::service::{ApiKeyView, ConsoleError, CreatedKey, Me, NewKey, ServiceAccount, ServiceAccounts};
 use uuid::Uuid;
 
-use super::{require_manage, require_read, store_error, tenant_of, ConsoleService};
+use super::{invalid, require_manage, require_read, store_error, tenant_of, ConsoleService};
 use crate::domain::value::format_datetime;
 use crate::error::Error;
 use crate::store::console::keys::KeyRow;
@@ -25,10 +25,6 @@ fn not_found() -> ConsoleError {
 
 fn name_taken() -> ConsoleError {
     ConsoleError::Conflict("A service account with this name already exists.".into())
-}
-
-fn invalid(field: &str, message: impl Into<String>) -> ConsoleError {
-    ConsoleError::Invalid { field: field.into(), message: message.into() }
 }
 
 fn account_name(name: &str) -> Result<String, ConsoleError> {

@@ -15,7 +15,7 @@ use gable_app::service::{
 use serde_json::{json, Map, Value as Json};
 use uuid::Uuid;
 
-use super::{require_manage, require_read, store_error, tenant_of, ConsoleService};
+use super::{invalid, require_manage, require_read, store_error, tenant_of, ConsoleService};
 use crate::domain::collections::collection;
 use crate::domain::events::EVENT_TYPES;
 use crate::domain::list::ListQuery;
@@ -40,10 +40,6 @@ fn not_found() -> ConsoleError {
 
 fn delivery_not_found() -> ConsoleError {
     ConsoleError::NotFound("The delivery".into())
-}
-
-fn invalid(field: &str, message: impl Into<String>) -> ConsoleError {
-    ConsoleError::Invalid { field: field.into(), message: message.into() }
 }
 
 fn col(name: &str) -> Result<&'static Collection, ConsoleError> {
