@@ -6,6 +6,7 @@ use sea_query::{Alias, Expr, OnConflict, Query};
 use serde_json::Value as Json;
 use uuid::Uuid;
 
+use super::sql::insert_row;
 use super::Tx;
 use crate::domain::events::API_VERSION;
 use crate::error::Result;
@@ -28,33 +29,19 @@ pub struct NewEvent<'a> {
 /// not written because its occurrence was written before.
 pub async fn insert(tx: &mut Tx, e: NewEvent<'_>) -> Result<Option<Uuid>> {
     let id = Uuid::now_v7();
-    let cols = [
-        "tenant_id",
-        "livemode",
-        "id",
-        "created_at",
-        "updated_at",
-        "type",
-        "api_version",
-        "data",
-        "related_object_id",
-        "property_id",
-        "occurrence",
-    ];
-    let mut ins = Query::insert();
-    ins.into_table(Alias::new("events")).columns(cols.map(Alias::new)).values_panic([
-        e.tenant.into(),
-        e.livemode.into(),
-        id.into(),
-        e.at.into(),
-        e.at.into(),
-        e.kind.into(),
-        API_VERSION.into(),
-        e.data.into(),
-        e.related.into(),
-        e.property.into(),
-        e.occurrence.map(str::to_owned).into(),
-    ]);
+    let mut ins = insert_row(
+        "events",
+        (e.tenant, e.livemode, id),
+        e.at,
+        vec![
+            ("type", e.kind.into()),
+            ("api_version", API_VERSION.into()),
+            ("data", e.data.into()),
+            ("related_object_id", e.related.into()),
+            ("property_id", e.property.into()),
+            ("occurrence", e.occurrence.map(str::to_owned).into()),
+        ],
+    );
     if e.occurrence.is_some() {
         ins.on_conflict(
             OnConflict::columns(["tenant_id", "livemode", "type", "related_object_id", "occurrence"].map(Alias::new))

@@ -11,21 +11,15 @@
 //! transaction. Answers are sealed under the master key by the caller.
 
 use chrono::{DateTime, Duration, Utc};
-use sea_query::{Alias, Cond, Expr, OnConflict, Query, SimpleExpr, Value};
+use sea_query::{Cond, Expr, OnConflict, Query, SimpleExpr, Value};
 use uuid::Uuid;
 
+use super::sql::{a, col};
 use super::{Dialect, Tx};
 use crate::error::{Error, Result};
 
 /// How long keys are kept.
 pub const KEEP: Duration = Duration::hours(24);
-
-fn a(name: &str) -> Alias {
-    Alias::new(name)
-}
-fn col(name: &str) -> Expr {
-    Expr::col(a(name))
-}
 
 /// Whose key it is: keys are separate per tenant, environment and credential.
 #[derive(Debug, Clone)]

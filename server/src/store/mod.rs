@@ -17,6 +17,7 @@ pub mod oauth;
 pub mod records;
 pub mod sandbox;
 pub mod schema;
+mod sql;
 pub mod values;
 
 use std::str::FromStr;
@@ -578,6 +579,14 @@ impl Row {
             },
             Row::Postgres(r) => r.try_get(col)?,
         })
+    }
+
+    /// A JSON list of strings (scopes, permissions); empty when NULL.
+    pub fn strings(&self, col: &str) -> Result<Vec<String>> {
+        match self.opt_json(col)? {
+            Some(v) if !v.is_null() => serde_json::from_value(v).map_err(Error::internal),
+            _ => Ok(vec![]),
+        }
     }
 
     /// Text stored by SQLite for types it has no column type for (uuids, dates, JSON).

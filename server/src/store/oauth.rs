@@ -5,35 +5,13 @@
 //! as SHA-256.
 
 use chrono::{DateTime, Utc};
-use sea_query::{Alias, Expr, Query};
+use sea_query::Query;
 use uuid::Uuid;
 
 use super::keys::{hash_secret, random_secret};
+use super::sql::{a, col, incomplete, tc};
 use super::{Intent, Row, Store, Tx};
-use crate::error::{Error, Result};
-
-fn a(name: &str) -> Alias {
-    Alias::new(name)
-}
-
-fn col(name: &str) -> Expr {
-    Expr::col(a(name))
-}
-
-fn tc(table: &str, column: &str) -> Expr {
-    Expr::col((a(table), a(column)))
-}
-
-fn incomplete(what: &str) -> Error {
-    Error::internal(anyhow::anyhow!("{what} row is incomplete"))
-}
-
-fn strings(row: &Row, column: &str) -> Result<Vec<String>> {
-    match row.opt_json(column)? {
-        Some(v) if !v.is_null() => serde_json::from_value(v).map_err(Error::internal),
-        _ => Ok(vec![]),
-    }
-}
+use crate::error::Result;
 
 /// A registered app.
 #[derive(Debug, Clone)]
@@ -123,11 +101,11 @@ fn grant_of(row: &Row) -> Result<Grant> {
         tenant_id: row.opt_uuid("g_tenant_id")?.ok_or_else(missing)?,
         user_id: row.opt_uuid("g_user_id")?.ok_or_else(missing)?,
         livemode: row.opt_bool("g_livemode")?.ok_or_else(missing)?,
-        scopes: strings(row, "g_scopes")?,
+        scopes: row.strings("g_scopes")?,
         revoked: row.opt_datetime("g_revoked_at")?.is_some(),
         last_used_at: row.opt_datetime("g_last_used_at")?,
         user_active: row.opt_string("g_user_status")?.as_deref() == Some("active"),
-        role_permissions: strings(row, "g_role_permissions")?,
+        role_permissions: row.strings("g_role_permissions")?,
     })
 }
 
@@ -138,7 +116,7 @@ fn client_of(r: &Row) -> Result<Client> {
         tenant_id: r.opt_uuid("tenant_id")?.ok_or_else(missing)?,
         client_id: r.opt_string("client_id")?.ok_or_else(missing)?,
         name: r.opt_string("name")?.ok_or_else(missing)?,
-        redirect_uris: strings(r, "redirect_uris")?,
+        redirect_uris: r.strings("redirect_uris")?,
         secret_hash: r.opt_string("secret_hash")?,
         livemode: r.opt_bool("livemode")?.ok_or_else(missing)?,
         created_at: r.opt_datetime("created_at")?.ok_or_else(missing)?,
@@ -352,7 +330,7 @@ impl Store {
                         email: r.opt_string("email")?.unwrap_or_default(),
                         app_name: r.opt_string("app_name")?.ok_or_else(missing)?,
                         livemode: r.opt_bool("livemode")?.ok_or_else(missing)?,
-                        scopes: strings(r, "scopes")?,
+                        scopes: r.strings("scopes")?,
                         created_at: r.opt_datetime("created_at")?.ok_or_else(missing)?,
                         last_used_at: r.opt_datetime("last_used_at")?,
                     })
@@ -512,7 +490,7 @@ impl Store {
         Ok(Some(Token {
             grant: grant_of(&r)?,
             kind: r.opt_string("kind")?.ok_or_else(missing)?,
-            scopes: strings(&r, "scopes")?,
+            scopes: r.strings("scopes")?,
             expires_at: r.opt_datetime("expires_at")?.ok_or_else(missing)?,
             used: r.opt_datetime("used_at")?.is_some(),
         }))

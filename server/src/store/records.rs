@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use sea_query::{Alias, Cond, Expr, Order, Query, SelectStatement, SimpleExpr, Value};
 use uuid::Uuid;
 
+use super::sql::insert_row;
 use super::values::bind;
 use super::{Dialect, Intent, Row, Store, Tx};
 use crate::domain::collections::collection;
@@ -199,26 +200,19 @@ pub async fn insert_as(
     now: DateTime<Utc>,
 ) -> Result<Record> {
     resolve_references(tx, scope, c, &mut ch, None, id).await?;
-    let mut cols =
-        vec![Alias::new("tenant_id"), Alias::new("livemode"), Alias::new("id"), Alias::new("created_at"), Alias::new("updated_at")];
-    let mut vals: Vec<SimpleExpr> =
-        vec![Expr::val(scope.tenant).into(), scope.livemode.into(), Expr::val(id).into(), Expr::val(now).into(), Expr::val(now).into()];
+    let mut columns: Vec<(&str, SimpleExpr)> = vec![];
     if c.metadata {
-        cols.push(Alias::new("metadata"));
-        vals.push(Expr::val(ch.metadata.clone().unwrap_or_else(|| serde_json::json!({}))).into());
+        columns.push(("metadata", ch.metadata.clone().unwrap_or_else(|| serde_json::json!({})).into()));
     }
     for f in c.fields {
         if let Some(v) = ch.values.get(f.name) {
-            cols.push(Alias::new(f.name));
-            vals.push(Expr::val(bind(f.ty, v)).into());
+            columns.push((f.name, bind(f.ty, v).into()));
         }
     }
     for (name, v) in extra {
-        cols.push(Alias::new(name));
-        vals.push(Expr::val(v).into());
+        columns.push((name, v.into()));
     }
-    let mut ins = Query::insert();
-    ins.into_table(Alias::new(c.table)).columns(cols).values(vals).map_err(Error::internal)?;
+    let ins = insert_row(c.table, (scope.tenant, scope.livemode, id), now, columns);
     tx.execute(&ins).await?;
     fetch_one(tx, scope, c, id, false).await
 }

@@ -3,16 +3,13 @@
 //! untouched).
 
 use chrono::{DateTime, Duration, Utc};
-use sea_query::{Alias, Expr, OnConflict, Query, Value};
+use sea_query::{Expr, OnConflict, Query, Value};
 use uuid::Uuid;
 
+use super::sql::a;
 use super::Tx;
 use crate::domain::collections::COLLECTIONS;
 use crate::error::{Error, Result};
-
-fn a(name: &str) -> Alias {
-    Alias::new(name)
-}
 
 /// How far a tenant's sandbox runs ahead of real time (zero until it is advanced).
 pub async fn offset(tx: &mut Tx, tenant: Uuid) -> Result<Duration> {

@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 use sea_query::Query;
 use uuid::Uuid;
 
-use super::{a, col, incomplete, tc};
 use crate::error::Result;
+use crate::store::sql::{a, col, incomplete, tc};
 use crate::store::{Intent, Store};
 
 /// A password as stored, with the state of its user.

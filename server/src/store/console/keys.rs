@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 use sea_query::{Order, Query, SelectStatement};
 use uuid::Uuid;
 
-use super::{a, col, incomplete, strings};
 use crate::error::{Error, Result};
+use crate::store::sql::{a, col, incomplete};
 use crate::store::{Intent, Row, Store};
 
 #[derive(Debug, Clone)]
@@ -35,7 +35,7 @@ impl Store {
             service_account_id: r.opt_uuid("service_account_id")?.ok_or_else(missing)?,
             livemode: r.opt_bool("livemode")?.ok_or_else(missing)?,
             prefix: r.opt_string("prefix")?.ok_or_else(missing)?,
-            scopes: strings(r.opt_json("scopes")?)?,
+            scopes: r.strings("scopes")?,
             property_ids,
             created_at: r.opt_datetime("created_at")?.ok_or_else(missing)?,
             last_used_at: r.opt_datetime("last_used_at")?,

@@ -18,31 +18,3 @@ pub mod keys;
 pub mod service_accounts;
 pub mod sessions;
 pub mod users;
-
-use sea_query::{Alias, Expr};
-
-use crate::error::{Error, Result};
-
-fn a(name: &str) -> Alias {
-    Alias::new(name)
-}
-
-/// `table.column`.
-fn tc(table: &str, column: &str) -> Expr {
-    Expr::col((a(table), a(column)))
-}
-
-fn col(name: &str) -> Expr {
-    Expr::col(a(name))
-}
-
-fn incomplete(what: &str) -> Error {
-    Error::internal(anyhow::anyhow!("{what} row is incomplete"))
-}
-
-fn strings(v: Option<serde_json::Value>) -> Result<Vec<String>> {
-    match v {
-        Some(v) if !v.is_null() => serde_json::from_value(v).map_err(Error::internal),
-        _ => Ok(vec![]),
-    }
-}

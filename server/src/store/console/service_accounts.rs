@@ -3,12 +3,12 @@
 //! this file announces those keys' evictions too.
 
 use chrono::{DateTime, Utc};
-use sea_query::{Expr, Order, Query, SelectStatement};
+use sea_query::{Expr, Order, Query, SelectStatement, SimpleExpr, UpdateStatement};
 use uuid::Uuid;
 
-use super::{a, col, incomplete};
 use crate::error::Result;
 use crate::store::keys::announce_evictions;
+use crate::store::sql::{a, col, incomplete};
 use crate::store::{Intent, Row, Store, Tx};
 
 #[derive(Debug, Clone)]
@@ -118,16 +118,7 @@ impl Store {
             if Self::name_taken(tx, tenant, name, Some(id)).await? {
                 return Ok(Changed::NameTaken);
             }
-            let n = tx
-                .execute(
-                    Query::update()
-                        .table(a("service_accounts"))
-                        .value(a("name"), name)
-                        .and_where(col("tenant_id").eq(tenant))
-                        .and_where(col("id").eq(id))
-                        .and_where(col("deleted_at").is_null()),
-                )
-                .await?;
+            let n = tx.execute(&update_account(tenant, id, "name", name)).await?;
             Ok(if n == 0 { Changed::Missing } else { Changed::Done })
         })
         .await
@@ -161,16 +152,7 @@ impl Store {
     pub async fn console_set_service_account_status(&self, tenant: Uuid, id: Uuid, active: bool) -> Result<Changed> {
         let changed = self
             .in_system(Intent::Write, async |tx| {
-                let n = tx
-                    .execute(
-                        Query::update()
-                            .table(a("service_accounts"))
-                            .value(a("status"), if active { "active" } else { "disabled" })
-                            .and_where(col("tenant_id").eq(tenant))
-                            .and_where(col("id").eq(id))
-                            .and_where(col("deleted_at").is_null()),
-                    )
-                    .await?;
+                let n = tx.execute(&update_account(tenant, id, "status", if active { "active" } else { "disabled" })).await?;
                 if n == 0 {
                     return Ok(None);
                 }
@@ -192,16 +174,7 @@ impl Store {
     pub async fn console_mark_service_account_deleted(&self, tenant: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<Option<Vec<Uuid>>> {
         let deleted = self
             .in_system(Intent::Write, async |tx| {
-                let n = tx
-                    .execute(
-                        Query::update()
-                            .table(a("service_accounts"))
-                            .value(a("deleted_at"), now)
-                            .and_where(col("tenant_id").eq(tenant))
-                            .and_where(col("id").eq(id))
-                            .and_where(col("deleted_at").is_null()),
-                    )
-                    .await?;
+                let n = tx.execute(&update_account(tenant, id, "deleted_at", now)).await?;
                 if n == 0 {
                     return Ok(None);
                 }
@@ -216,4 +189,15 @@ impl Store {
         self.evict_keys(&keys.iter().map(|(_, h)| h.clone()).collect::<Vec<_>>());
         Ok(Some(keys.into_iter().map(|(k, _)| k).collect()))
     }
+}
+
+/// An update of one column of a tenant's service account that is not deleted.
+fn update_account(tenant: Uuid, id: Uuid, column: &str, value: impl Into<SimpleExpr>) -> UpdateStatement {
+    Query::update()
+        .table(a("service_accounts"))
+        .value(a(column), value)
+        .and_where(col("tenant_id").eq(tenant))
+        .and_where(col("id").eq(id))
+        .and_where(col("deleted_at").is_null())
+        .to_owned()
 }

@@ -5,8 +5,8 @@ use chrono::{DateTime, Utc};
 use sea_query::Query;
 use uuid::Uuid;
 
-use super::{a, col, incomplete, strings, tc};
 use crate::error::Result;
+use crate::store::sql::{a, col, incomplete, tc};
 use crate::store::{Intent, Store};
 
 /// A session with everything the console shows about its user.
@@ -137,7 +137,7 @@ impl Store {
                 name: row.opt_string("user_name")?.ok_or_else(missing)?,
                 user_status: row.opt_string("user_status")?.ok_or_else(missing)?,
                 role_name: row.opt_string("role_name")?,
-                permissions: strings(row.opt_json("permissions")?)?,
+                permissions: row.strings("permissions")?,
                 csrf: row.opt_string("csrf")?.ok_or_else(missing)?,
                 livemode: row.opt_bool("livemode")?.ok_or_else(missing)?,
                 created_at: row.opt_datetime("created_at")?.ok_or_else(missing)?,

@@ -4,10 +4,10 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{incomplete, strings};
 use crate::domain::value::Val;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::records::Scope;
+use crate::store::sql::incomplete;
 use crate::store::Store;
 
 #[derive(Debug, Clone)]
@@ -65,7 +65,7 @@ impl Store {
                     id: r.id,
                     name: r.get("name").as_str().map(str::to_owned).ok_or_else(|| incomplete("role"))?,
                     permissions: match r.get("permissions") {
-                        Val::Json(j) => strings(Some(j.clone()))?,
+                        Val::Json(j) => serde_json::from_value(j.clone()).map_err(Error::internal)?,
                         _ => vec![],
                     },
                 })

@@ -14,26 +14,17 @@
 pub mod secrets;
 
 use chrono::{DateTime, Duration, Utc};
-use sea_query::{Alias, Cond, Expr, LockBehavior, LockType, Order, Query, SimpleExpr, Value};
+use sea_query::{Cond, Expr, LockBehavior, LockType, Order, Query, SimpleExpr, Value};
 use serde_json::Value as Json;
 use uuid::Uuid;
 
-use super::{Dialect, Row, Tx};
+use super::sql::{a, col, insert_row, tc};
 use crate::domain::webhooks;
 use crate::error::{Error, Result};
+use crate::store::{Dialect, Row, Tx};
 
 /// PostgreSQL channel that wakes every process's delivery worker when attempts are due.
 pub const CHANNEL: &str = "gable_deliveries";
-
-fn a(name: &str) -> Alias {
-    Alias::new(name)
-}
-fn col(name: &str) -> Expr {
-    Expr::col(a(name))
-}
-fn tc(table: &str, name: &str) -> Expr {
-    Expr::col((a(table), a(name)))
-}
 
 /// Why an attempt is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,44 +78,23 @@ pub struct NewAttempt {
 /// transaction commits.
 pub async fn insert(tx: &mut Tx, n: NewAttempt, now: DateTime<Utc>) -> Result<Uuid> {
     let id = Uuid::now_v7();
-    let cols = [
-        "tenant_id",
-        "livemode",
-        "id",
-        "created_at",
-        "updated_at",
-        "webhook_id",
-        "event_id",
-        "event_type",
-        "event_created_at",
-        "url",
-        "attempt",
-        "trigger",
-        "status",
-        "next_attempt_at",
-        "payload",
-    ];
-    let event_id = Value::from(n.event_id);
-    let payload = Value::from(n.payload);
-    let vals: Vec<SimpleExpr> = vec![
-        Expr::val(n.tenant).into(),
-        n.livemode.into(),
-        Expr::val(id).into(),
-        Expr::val(now).into(),
-        Expr::val(now).into(),
-        Expr::val(n.webhook_id).into(),
-        Expr::val(event_id).into(),
-        n.event_type.into(),
-        Expr::val(n.event_created_at).into(),
-        n.url.into(),
-        n.attempt.into(),
-        n.trigger.as_str().into(),
-        "pending".into(),
-        Expr::val(n.due).into(),
-        Expr::val(payload).into(),
-    ];
-    let mut ins = Query::insert();
-    ins.into_table(a("webhook_deliveries")).columns(cols.map(a)).values(vals).map_err(Error::internal)?;
+    let ins = insert_row(
+        "webhook_deliveries",
+        (n.tenant, n.livemode, id),
+        now,
+        vec![
+            ("webhook_id", n.webhook_id.into()),
+            ("event_id", n.event_id.into()),
+            ("event_type", n.event_type.into()),
+            ("event_created_at", n.event_created_at.into()),
+            ("url", n.url.into()),
+            ("attempt", n.attempt.into()),
+            ("trigger", n.trigger.as_str().into()),
+            ("status", "pending".into()),
+            ("next_attempt_at", n.due.into()),
+            ("payload", n.payload.into()),
+        ],
+    );
     tx.execute(&ins).await?;
     wake_workers(tx).await?;
     Ok(id)

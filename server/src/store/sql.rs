@@ -1,0 +1,52 @@
+//! Small helpers the store's statements share: names as sea-query takes them, and the
+//! error of a row that lacks what its query selected.
+
+use chrono::{DateTime, Utc};
+use sea_query::{Alias, Expr, InsertStatement, Query, SimpleExpr};
+use uuid::Uuid;
+
+use crate::error::Error;
+
+/// A table or column name.
+pub(super) fn a(name: &str) -> Alias {
+    Alias::new(name)
+}
+
+/// A column of the statement's one table.
+pub(super) fn col(name: &str) -> Expr {
+    Expr::col(a(name))
+}
+
+/// `table.column`.
+pub(super) fn tc(table: &str, column: &str) -> Expr {
+    Expr::col((a(table), a(column)))
+}
+
+/// A row without a column its query selected: a bug or a damaged row, never input.
+pub(super) fn incomplete(what: &str) -> Error {
+    Error::internal(anyhow::anyhow!("{what} row is incomplete"))
+}
+
+/// An insert of one row of a tenant's environment: its key and times (`tenant_id`,
+/// `livemode`, `id`, `created_at` and `updated_at`, both `now`), then each further column
+/// beside its value.
+pub(super) fn insert_row(
+    table: &str,
+    (tenant, livemode, id): (Uuid, bool, Uuid),
+    now: DateTime<Utc>,
+    columns: Vec<(&str, SimpleExpr)>,
+) -> InsertStatement {
+    let key: [(&str, SimpleExpr); 5] = [
+        ("tenant_id", tenant.into()),
+        ("livemode", livemode.into()),
+        ("id", id.into()),
+        ("created_at", now.into()),
+        ("updated_at", now.into()),
+    ];
+    let (names, values): (Vec<Alias>, Vec<SimpleExpr>) = key.into_iter().chain(columns).map(|(c, v)| (a(c), v)).unzip();
+    let mut ins = Query::insert();
+    ins.into_table(a(table)).columns(names);
+    // As many values as columns, by construction.
+    ins.values_panic(values);
+    ins
+}
