@@ -7,6 +7,7 @@
 pub mod deliveries;
 pub mod reports;
 pub mod retention;
+pub mod supervise;
 
 use std::time::Duration;
 
@@ -80,48 +81,63 @@ async fn scheduler_round(ops: &Operations) -> Result<Round> {
 pub async fn run(with: Background, interval: Option<Duration>, delivery_concurrency: usize, stop: watch::Receiver<bool>) {
     let Background { ops, outbound } = with;
     let scheduler = {
-        let ops = ops.clone();
-        let mut stop = stop.clone();
-        async move {
-            let Some(interval) = interval else { return };
-            loop {
-                if let Err(e) = scheduler_round(&ops).await {
-                    tracing::error!(error = %e, "scheduler round failed; retrying next round");
-                }
-                tokio::select! {
-                    _ = tokio::time::sleep(interval) => {}
-                    _ = stop.wait_for(|s| *s) => return,
+        let (ops, stop) = (ops.clone(), stop.clone());
+        move || {
+            let (ops, mut stop) = (ops.clone(), stop.clone());
+            async move {
+                let Some(interval) = interval else { return };
+                loop {
+                    if let Err(e) = scheduler_round(&ops).await {
+                        tracing::error!(error = %e, "scheduler round failed; retrying next round");
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep(interval) => {}
+                        _ = stop.wait_for(|s| *s) => return,
+                    }
                 }
             }
         }
     };
     let deliveries = {
-        let deliverer = (delivery_concurrency > 0).then(|| deliveries::Deliverer::new(ops.clone(), outbound, delivery_concurrency));
-        let stop = stop.clone();
-        async move {
-            if let Some(d) = deliverer {
-                d.run(stop).await;
+        let (ops, stop) = (ops.clone(), stop.clone());
+        move || {
+            let deliverer =
+                (delivery_concurrency > 0).then(|| deliveries::Deliverer::new(ops.clone(), outbound.clone(), delivery_concurrency));
+            let stop = stop.clone();
+            async move {
+                if let Some(d) = deliverer {
+                    d.run(stop).await;
+                }
             }
         }
     };
     let worker = {
-        let mut stop = stop.clone();
-        let queued = ops.signals().reports_queued.clone();
-        async move {
-            loop {
-                let clock = ops.clock().clone();
-                if let Err(e) = reports::run_queued(ops.store(), move || clock.now()).await {
-                    tracing::error!(error = %e, "report worker failed; retrying");
-                }
-                tokio::select! {
-                    _ = queued.notified() => {}
-                    _ = tokio::time::sleep(Duration::from_secs(2)) => {}
-                    _ = stop.wait_for(|s| *s) => return,
+        let (ops, stop) = (ops.clone(), stop.clone());
+        move || {
+            let (ops, mut stop) = (ops.clone(), stop.clone());
+            let queued = ops.signals().reports_queued.clone();
+            async move {
+                loop {
+                    let clock = ops.clock().clone();
+                    if let Err(e) = reports::run_queued(ops.store(), move || clock.now()).await {
+                        tracing::error!(error = %e, "report worker failed; retrying");
+                    }
+                    tokio::select! {
+                        _ = queued.notified() => {}
+                        _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+                        _ = stop.wait_for(|s| *s) => return,
+                    }
                 }
             }
         }
     };
-    tokio::join!(scheduler, worker, deliveries);
+    // Each loop in a task of its own: a panic in one is logged and that loop restarts,
+    // the others run on (`supervise`).
+    tokio::join!(
+        supervise::supervise("scheduler", stop.clone(), scheduler),
+        supervise::supervise("reports", stop.clone(), worker),
+        supervise::supervise("deliveries", stop.clone(), deliveries),
+    );
 }
 
 /// Makes every webhook delivery attempt due at the clock's time, and waits for them
