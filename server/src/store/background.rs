@@ -10,6 +10,7 @@ use sea_query::{Alias, Expr, Query, SimpleExpr};
 use uuid::Uuid;
 
 use super::records::{self, ScanLock};
+use super::values::bind;
 use super::{Dialect, Intent, Store, Tx};
 use crate::domain::collections::collection;
 use crate::domain::record::Record;
@@ -136,13 +137,13 @@ impl Due {
         let mut v: Vec<SimpleExpr> = self.equals.iter().map(|(f, value)| col(f).eq(*value)).collect();
         let ty = self.collection.field(self.field).map_or(Ty::Date, |f| f.ty);
         match &self.from {
-            Bound::Included(x) => v.push(col(self.field).gte(super::values::bind(ty, x))),
-            Bound::Excluded(x) => v.push(col(self.field).gt(super::values::bind(ty, x))),
+            Bound::Included(x) => v.push(col(self.field).gte(bind(ty, x))),
+            Bound::Excluded(x) => v.push(col(self.field).gt(bind(ty, x))),
             Bound::Unbounded => {}
         }
         match &self.to {
-            Bound::Included(x) => v.push(col(self.field).lte(super::values::bind(ty, x))),
-            Bound::Excluded(x) => v.push(col(self.field).lt(super::values::bind(ty, x))),
+            Bound::Included(x) => v.push(col(self.field).lte(bind(ty, x))),
+            Bound::Excluded(x) => v.push(col(self.field).lt(bind(ty, x))),
             Bound::Unbounded => {}
         }
         let e = |n: &str| Expr::col((Alias::new("e"), Alias::new(n)));
@@ -183,7 +184,8 @@ pub struct ReportClaim {
 impl ReportClaim {
     /// The oldest queued report, if any.
     pub async fn next(store: &Store) -> Result<Option<ReportClaim>> {
-        let lock = store.dialect() == Dialect::Postgres;
+        // Only a database other processes share needs its claims locked.
+        let lock = store.is_shared();
         let mut tx = store.begin_system(if lock { Intent::Write } else { Intent::Read }).await?;
         let c = collection("reports").expect("reports is a collection");
         let found = records::scan(&mut tx, c, vec![col("status").eq("queued")], 1, ScanLock::SkipLocked).await?.into_iter().next();
