@@ -11,6 +11,7 @@ use crate::config::{Config, ServeArgs, StoreArgs};
 use crate::startup::{shutdown_signal, Application};
 use crate::store::{schema, Dialect, Store};
 
+mod backup;
 mod collections;
 
 #[derive(Parser)]
@@ -72,6 +73,12 @@ enum Command {
         #[command(subcommand)]
         command: SandboxCommand,
     },
+    /// Writes a consistent backup of the embedded SQLite database (and its master key)
+    /// into a new directory, while Gable serves (docs/backups.md).
+    Backup(backup::BackupArgs),
+    /// Brings a backup back into the data directory (what is there is moved aside);
+    /// refuses while a server uses the directory.
+    Restore(backup::RestoreArgs),
     /// Prints the collections of the registry (`--format json` for generators).
     Collections(collections::CollectionsArgs),
     /// Prints the schema the registry implies (how the first migrations were made).
@@ -229,6 +236,21 @@ fn init_tracing() {
     }
 }
 
+/// The SQLite database file, when the store is SQLite.
+fn sqlite_file(args: &StoreArgs) -> anyhow::Result<Option<PathBuf>> {
+    let url = args.url()?;
+    let Some(path) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) else { return Ok(None) };
+    Ok(Some(PathBuf::from(path.split('?').next().unwrap_or(path))))
+}
+
+/// The directory of the SQLite database, when the store is SQLite.
+fn sqlite_dir(args: &StoreArgs) -> anyhow::Result<Option<PathBuf>> {
+    Ok(sqlite_file(args)?.map(|file| match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }))
+}
+
 async fn open(args: &StoreArgs) -> anyhow::Result<Store> {
     let store = Store::connect(&args.url()?).await?;
     store.migrate().await?;
@@ -255,6 +277,12 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
     match command {
         Command::Schema { dialect } => print_out(&schema::init_ddl(dialect)),
         Command::Collections(args) => collections::run(&args),
+        Command::Backup(args) => print_json(&backup::backup(&args, &config, sqlite_file(&store_args)?)?),
+        Command::Restore(args) => {
+            let restored = backup::restore(&args, &config, sqlite_file(&store_args)?)?;
+            eprintln!("restored; start `gable serve` on the data directory (it applies newer migrations)");
+            print_json(&restored)
+        }
         Command::Migrate => {
             open(&store_args).await?;
             eprintln!("migrations applied");
@@ -337,6 +365,11 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             print_json(&serde_json::json!({ "object": "sandbox_reset", "tenant_id": tenant, "rows_deleted": deleted, "demo": portfolio }))
         }
         Command::Serve(_) => {
+            // One serving process per SQLite database (`store::data_dir`); held until exit.
+            let _lock = match sqlite_dir(&store_args)? {
+                Some(dir) => Some(crate::store::data_dir::lock(&dir, "`gable serve`")?),
+                None => None,
+            };
             let store = open(&store_args).await?;
             let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, store.is_shared())?;
             let first_run = store.count_tenants().await? == 0;
@@ -367,7 +400,10 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
                     settings.sandbox_public_url,
                 );
             }
-            tracing::info!(live = %app.live_addr, sandbox = %app.test_addr, "listening");
+            match app.metrics_addr {
+                Some(metrics) => tracing::info!(live = %app.live_addr, sandbox = %app.test_addr, %metrics, "listening"),
+                None => tracing::info!(live = %app.live_addr, sandbox = %app.test_addr, "listening"),
+            }
             app.run(shutdown_signal()).await
         }
     }

@@ -26,12 +26,17 @@ const DEFAULT_DELIVERY_CONCURRENCY: usize = 64;
 /// Requests per second per credential (`http::rate_limit`); the burst is one second's worth.
 pub const DEFAULT_RATE_LIMIT_LIVE: u32 = 100;
 pub const DEFAULT_RATE_LIMIT_TEST: u32 = 25;
+const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 10;
+const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 30;
+const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+const DEFAULT_MAX_HEADER_BYTES: usize = 32 * 1024;
+const DEFAULT_SHUTDOWN_TIMEOUT_SECS: u64 = 30;
 
 /// The environment variable of each setting. The names predate the file (and
 /// `DATABASE_URL`, `LEPTOS_SITE_ROOT` are what other tools already set), so they are
 /// listed rather than derived from a prefix; other `GABLE_*` variables (`GABLE_LOG`,
 /// the test harness's) are not settings.
-pub const ENVIRONMENT: [(&str, &str); 14] = [
+pub const ENVIRONMENT: [(&str, &str); 20] = [
     ("addr", "GABLE_ADDR"),
     ("sandbox_addr", "GABLE_SANDBOX_ADDR"),
     ("public_url", "GABLE_PUBLIC_URL"),
@@ -46,6 +51,12 @@ pub const ENVIRONMENT: [(&str, &str); 14] = [
     ("delivery_concurrency", "GABLE_DELIVERY_CONCURRENCY"),
     ("rate_limit_live", "GABLE_RATE_LIMIT_LIVE"),
     ("rate_limit_test", "GABLE_RATE_LIMIT_TEST"),
+    ("header_read_timeout_secs", "GABLE_HEADER_READ_TIMEOUT"),
+    ("request_timeout_secs", "GABLE_REQUEST_TIMEOUT"),
+    ("max_connections", "GABLE_MAX_CONNECTIONS"),
+    ("max_header_bytes", "GABLE_MAX_HEADER_BYTES"),
+    ("shutdown_timeout_secs", "GABLE_SHUTDOWN_TIMEOUT"),
+    ("metrics_addr", "GABLE_METRICS_ADDR"),
 ];
 
 #[derive(Debug, Clone, Args, Serialize)]
@@ -112,6 +123,31 @@ pub struct ServeArgs {
     /// As `--rate-limit-live`, for test (sandbox) keys. [env: GABLE_RATE_LIMIT_TEST]
     #[arg(long, default_value_t = DEFAULT_RATE_LIMIT_TEST)]
     pub rate_limit_test: u32,
+    /// Seconds a client has to send a request's head (the request line and headers), on a
+    /// new connection and between requests on a kept-alive one; then the connection is
+    /// closed. [env: GABLE_HEADER_READ_TIMEOUT]
+    #[arg(long, default_value_t = DEFAULT_HEADER_READ_TIMEOUT_SECS)]
+    pub header_read_timeout_secs: u64,
+    /// Seconds a request may take, its body included, before it is answered `503
+    /// service_unavailable`. [env: GABLE_REQUEST_TIMEOUT]
+    #[arg(long, default_value_t = DEFAULT_REQUEST_TIMEOUT_SECS)]
+    pub request_timeout_secs: u64,
+    /// Connections each listener holds open at once; more wait to be accepted.
+    /// [env: GABLE_MAX_CONNECTIONS]
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
+    /// Bytes a request's head may have (at least 8192); more is answered 431.
+    /// [env: GABLE_MAX_HEADER_BYTES]
+    #[arg(long, default_value_t = DEFAULT_MAX_HEADER_BYTES)]
+    pub max_header_bytes: usize,
+    /// Seconds a shutdown (SIGTERM) waits for requests in flight and delivery attempts
+    /// under way before it closes what is left. [env: GABLE_SHUTDOWN_TIMEOUT]
+    #[arg(long, default_value_t = DEFAULT_SHUTDOWN_TIMEOUT_SECS)]
+    pub shutdown_timeout_secs: u64,
+    /// An address for Prometheus metrics (`/metrics`) and health checks, e.g.
+    /// 127.0.0.1:9090. Unset: no metrics listener. [env: GABLE_METRICS_ADDR]
+    #[arg(long)]
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 /// What the running server needs to know beyond its store.
@@ -123,6 +159,8 @@ pub struct Settings {
     pub trusted_proxies: Vec<IpNet>,
     /// Addresses webhook deliveries may reach despite the SSRF guard (`outbound::Guard`).
     pub webhook_allow_cidrs: Vec<IpNet>,
+    /// How long a request may take before it is answered 503 (`http::deadline`).
+    pub request_timeout: std::time::Duration,
 }
 
 /// Every setting of `serve` and of the store, as the layers give them; the file's keys.
@@ -148,6 +186,12 @@ pub struct Config {
     pub delivery_concurrency: usize,
     pub rate_limit_live: u32,
     pub rate_limit_test: u32,
+    pub header_read_timeout_secs: u64,
+    pub request_timeout_secs: u64,
+    pub max_connections: usize,
+    pub max_header_bytes: usize,
+    pub shutdown_timeout_secs: u64,
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 impl Default for Config {
@@ -167,6 +211,12 @@ impl Default for Config {
             delivery_concurrency: DEFAULT_DELIVERY_CONCURRENCY,
             rate_limit_live: DEFAULT_RATE_LIMIT_LIVE,
             rate_limit_test: DEFAULT_RATE_LIMIT_TEST,
+            header_read_timeout_secs: DEFAULT_HEADER_READ_TIMEOUT_SECS,
+            request_timeout_secs: DEFAULT_REQUEST_TIMEOUT_SECS,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
+            shutdown_timeout_secs: DEFAULT_SHUTDOWN_TIMEOUT_SECS,
+            metrics_addr: None,
         }
     }
 }
@@ -222,6 +272,12 @@ impl Config {
             delivery_concurrency: self.delivery_concurrency,
             rate_limit_live: self.rate_limit_live,
             rate_limit_test: self.rate_limit_test,
+            header_read_timeout_secs: self.header_read_timeout_secs,
+            request_timeout_secs: self.request_timeout_secs,
+            max_connections: self.max_connections,
+            max_header_bytes: self.max_header_bytes,
+            shutdown_timeout_secs: self.shutdown_timeout_secs,
+            metrics_addr: self.metrics_addr,
         }
     }
 }

@@ -80,18 +80,38 @@ impl MasterKey {
     }
 
     /// The key in `dir/master.key`, generated there (0600) when the file does not exist.
+    /// Written atomically: a crash mid-write leaves no file (never an empty or partial
+    /// key), and of two processes generating at once, the first to link its file wins and
+    /// the other reads it.
     pub fn load_or_generate(dir: &Path) -> anyhow::Result<MasterKey> {
         let path = dir.join("master.key");
-        match std::fs::read_to_string(&path) {
-            Ok(text) => MasterKey::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(dir)?;
-                let key = MasterKey::generate();
-                write_private(&path, &key.to_hex())?;
+        let read = |path: &Path| -> anyhow::Result<Option<MasterKey>> {
+            match std::fs::read_to_string(path) {
+                Ok(text) => MasterKey::parse(&text).map(Some).map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(anyhow::anyhow!("reading {}: {e}", path.display())),
+            }
+        };
+        if let Some(key) = read(&path)? {
+            return Ok(key);
+        }
+        std::fs::create_dir_all(dir)?;
+        let key = MasterKey::generate();
+        let temporary = dir.join(format!(".master.key.{:016x}.tmp", rand::random::<u64>()));
+        write_private(&temporary, &key.to_hex())?;
+        // A hard link appears whole or not at all, and never replaces an existing file.
+        let linked = std::fs::hard_link(&temporary, &path);
+        let _ = std::fs::remove_file(&temporary);
+        match linked {
+            Ok(()) => {
+                sync_dir(dir);
                 tracing::info!(path = %path.display(), "generated a master key for sealed secrets");
                 Ok(key)
             }
-            Err(e) => Err(anyhow::anyhow!("reading {}: {e}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                read(&path)?.ok_or_else(|| anyhow::anyhow!("{} vanished while it was being read", path.display()))
+            }
+            Err(e) => Err(anyhow::anyhow!("writing {}: {e}", path.display())),
         }
     }
 
@@ -119,6 +139,13 @@ impl MasterKey {
         let cipher = XChaCha20Poly1305::new(&self.0);
         let plain = cipher.decrypt(XNonce::from_slice(nonce), Payload { msg: body, aad: context.as_bytes() }).ok()?;
         String::from_utf8(plain).ok()
+    }
+}
+
+/// Makes a directory's entries durable (a new file's name survives a power cut).
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
     }
 }
 
@@ -194,5 +221,18 @@ mod tests {
             let mode = std::fs::metadata(dir.path().join("master.key")).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, ["master.key"], "no temporary file is left behind");
+    }
+
+    #[test]
+    fn processes_generating_at_once_all_get_the_one_key_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys: Vec<String> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8).map(|_| s.spawn(|| MasterKey::load_or_generate(dir.path()).unwrap().to_hex())).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let on_disk = MasterKey::load_or_generate(dir.path()).unwrap().to_hex();
+        assert!(keys.iter().all(|k| *k == on_disk), "every caller uses the key on disk");
     }
 }

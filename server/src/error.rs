@@ -61,9 +61,10 @@ pub enum Error {
     /// 400 `missing_idempotency_key`: the operation needs an `Idempotency-Key`.
     #[error("{0}")]
     MissingIdempotencyKey(String),
-    /// 409 `idempotency_key_in_use`: a request with the same key is still running.
-    #[error("a request with this Idempotency-Key is still in progress; retry once it has finished")]
-    IdempotencyKeyInUse,
+    /// 409 `idempotency_key_in_use`: a request with the same key is still running (or
+    /// its process died, and its hold on the key lapses in `retry_after_secs`).
+    #[error("a request with this Idempotency-Key is still in progress; retry once it has finished (Retry-After says when at the latest)")]
+    IdempotencyKeyInUse { retry_after_secs: u64 },
     /// 422 `idempotency_key_reused`: the key was used for a different request.
     #[error("{0}")]
     IdempotencyKeyReused(String),
@@ -77,6 +78,10 @@ pub enum Error {
     /// carries the whole seconds until a request will be allowed (`Retry-After`).
     #[error("this API key has made too many requests; retry in {retry_after_secs} s (see the RateLimit and Retry-After headers)")]
     RateLimited { retry_after_secs: u64 },
+    /// 503 `service_unavailable`: the database is unreachable, or the request ran past
+    /// its time limit; nothing was half-written. Retry after `Retry-After` seconds.
+    #[error("{message}")]
+    Unavailable { message: String, retry_after_secs: u64 },
     /// 500 `internal_error`: the cause is logged, never shown.
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
@@ -107,7 +112,19 @@ impl Error {
     pub fn internal(e: impl Into<anyhow::Error>) -> Self {
         Error::Internal(e.into())
     }
+    /// The database cannot be reached (or is shutting down): a 503, the cause logged.
+    fn database_unavailable(cause: impl fmt::Display) -> Self {
+        tracing::warn!(error = %cause, "database unavailable");
+        Error::Unavailable {
+            message: "the database is unavailable at the moment; nothing was changed, retry after Retry-After seconds".into(),
+            retry_after_secs: DATABASE_RETRY_AFTER_SECS,
+        }
+    }
 }
+
+/// What a 503 caused by the database advises: long enough for a failover or restart to be
+/// under way, short enough that clients notice its return quickly.
+const DATABASE_RETRY_AFTER_SECS: u64 = 2;
 
 /// SQLite's writes run on rusqlite: its constraint failures mean what sqlx's do.
 impl From<rusqlite::Error> for Error {
@@ -121,6 +138,10 @@ impl From<rusqlite::Error> for Error {
                     return Error::Conflict("a record with these values already exists".into())
                 }
                 _ => {}
+            }
+            // The writer waited its whole busy timeout for another connection's lock.
+            if matches!(f.extended_code & 0xff, rusqlite::ffi::SQLITE_BUSY | rusqlite::ffi::SQLITE_LOCKED) {
+                return Error::database_unavailable(&e);
             }
         }
         Error::Internal(e.into())
@@ -137,6 +158,15 @@ impl From<sqlx::Error> for Error {
                 sqlx::error::ErrorKind::UniqueViolation => return Error::Conflict("a record with these values already exists".into()),
                 _ => {}
             }
+            // PostgreSQL's connection exceptions (class 08), its shutdown and start-up
+            // refusals (57P01-57P03) and too many connections (53300).
+            if db.code().is_some_and(|c| c.starts_with("08") || matches!(c.as_ref(), "57P01" | "57P02" | "57P03" | "53300")) {
+                return Error::database_unavailable(&e);
+            }
+        }
+        // No connection within the acquire timeout, or the one we had was cut.
+        if matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::WorkerCrashed) {
+            return Error::database_unavailable(&e);
         }
         Error::Internal(e.into())
     }

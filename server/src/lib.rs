@@ -2,8 +2,9 @@
 //!
 //! The modules stand on floors; each imports its own floor and the ones below, never one
 //! above (`docs/architecture.md`, "Floors"; `.ci/layers` checks it). From the ground up:
-//! - `error`, `clock`, `crypto`, `outbound`: Gable's one error, the time it acts at, its
-//!   secrets, and the SSRF-guarded client of webhook deliveries;
+//! - `error`, `clock`, `crypto`, `outbound`, `observe`: Gable's one error, the time it
+//!   acts at, its secrets, the SSRF-guarded client of webhook deliveries, and the
+//!   background loops' health and the metrics' names;
 //! - `domain` is plain Rust (registry, validation, lists, events, ledger rules);
 //!   `config` the settings;
 //! - `store` keeps records in SQLite or PostgreSQL;
@@ -26,6 +27,7 @@ pub mod domain;
 pub mod error;
 pub mod http;
 pub mod jobs;
+pub mod observe;
 pub mod ops;
 pub mod outbound;
 pub mod seed;

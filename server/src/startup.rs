@@ -1,9 +1,9 @@
 //! `Application::build` binds both listeners (port 0 works, for tests) and reports the
 //! bound addresses; `run` serves them until shutdown.
 
-use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use gable_app::api::ConsoleConfig;
 use leptos::prelude::LeptosOptions;
@@ -24,8 +24,13 @@ pub struct Application {
     pub live_addr: SocketAddr,
     pub test_addr: SocketAddr,
     pub state: Arc<AppState>,
-    scheduler_interval: Option<std::time::Duration>,
+    scheduler_interval: Option<Duration>,
     delivery_concurrency: usize,
+    limits: http::listener::Limits,
+    shutdown_deadline: Duration,
+    /// The metrics listener (`metrics_addr`) and its router, when one is configured.
+    metrics: Option<(TcpListener, axum::Router)>,
+    pub metrics_addr: Option<SocketAddr>,
     live_router: axum::Router,
     test_router: axum::Router,
 }
@@ -52,6 +57,7 @@ impl Application {
                 .to_string(),
             trusted_proxies: args.trusted_proxies.clone(),
             webhook_allow_cidrs: args.webhook_allow_cidrs.clone(),
+            request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
         };
         let cursors = CursorKey::new(&store.instance_secret("cursor").await?);
         let leptos = LeptosOptions::builder()
@@ -69,19 +75,49 @@ impl Application {
         let ops = Operations::new(store.clone(), clock, key).with_guard(guard);
         let console = crate::console::ConsoleService::shared(ops.clone());
         let embed = http::embed::Assets::load(&args.site_root);
-        let state = Arc::new(AppState { store, ops, cursors, settings, outbound, embed });
+        let state = Arc::new(AppState { store, ops, cursors, settings, outbound, embed, health: Default::default() });
         // The client layer (`http::client`) reads the trusted proxies from the request.
         let trusted = axum::Extension(http::client::TrustedProxies::new(&state.settings.trusted_proxies));
         let rate_limits = http::rate_limit::RateLimits::new(args.rate_limit_live, args.rate_limit_test);
         let live_api = ApiState { app: state.clone(), livemode: true, rate_limits: rate_limits.clone() };
         let live_router = http::router(live_api, Some((leptos, console, console_config))).layer(trusted.clone());
         let test_router = http::router(ApiState { app: state.clone(), livemode: false, rate_limits }, None).layer(trusted);
-        let scheduler_interval = (args.scheduler_interval_secs > 0).then(|| std::time::Duration::from_secs(args.scheduler_interval_secs));
+        let scheduler_interval = (args.scheduler_interval_secs > 0).then(|| Duration::from_secs(args.scheduler_interval_secs));
         let delivery_concurrency = args.delivery_concurrency;
-        Ok(Application { live, test, live_addr, test_addr, state, scheduler_interval, delivery_concurrency, live_router, test_router })
+        let limits = http::listener::Limits {
+            header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
+            max_connections: args.max_connections,
+            max_header_bytes: args.max_header_bytes,
+        };
+        let shutdown_deadline = Duration::from_secs(args.shutdown_timeout_secs);
+        let metrics = match args.metrics_addr {
+            Some(addr) => {
+                let handle = crate::observe::metrics::install()?;
+                let listener = TcpListener::bind(addr).await?;
+                Some((listener, http::health::metrics_router(state.clone(), handle)))
+            }
+            None => None,
+        };
+        let metrics_addr = metrics.as_ref().map(|(l, _)| l.local_addr()).transpose()?;
+        Ok(Application {
+            metrics,
+            metrics_addr,
+            live,
+            test,
+            live_addr,
+            test_addr,
+            state,
+            scheduler_interval,
+            delivery_concurrency,
+            limits,
+            shutdown_deadline,
+            live_router,
+            test_router,
+        })
     }
 
-    /// Serves both listeners until `shutdown` resolves, then drains in-flight requests.
+    /// Serves both listeners until `shutdown` resolves, then drains in-flight requests and
+    /// background work for at most the shutdown deadline.
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         let revocations = {
             let store = self.state.store.clone();
@@ -92,14 +128,14 @@ impl Application {
             })
         };
         let (tx, rx) = tokio::sync::watch::channel(false);
-        let wait = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
-            let _ = rx.wait_for(|stop| *stop).await;
+        let deadline = self.shutdown_deadline;
+        let live = http::listener::serve(self.live, self.live_router, self.limits, rx.clone(), deadline);
+        let test = http::listener::serve(self.test, self.test_router, self.limits, rx.clone(), deadline);
+        let metrics = async {
+            if let Some((listener, router)) = self.metrics {
+                http::listener::serve(listener, router, self.limits, rx.clone(), deadline).await;
+            }
         };
-        // Peer addresses reach the client layer (`http::client`).
-        let live = axum::serve(self.live, self.live_router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(wait(rx.clone()));
-        let test = axum::serve(self.test, self.test_router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(wait(rx.clone()));
         let jobs = tokio::spawn(crate::jobs::run(
             crate::jobs::Background::from(&self.state),
             self.scheduler_interval,
@@ -110,9 +146,19 @@ impl Application {
             shutdown.await;
             let _ = tx.send(true);
         });
-        tokio::try_join!(live.into_future(), test.into_future())?;
-        // The jobs stop at the same signal; a round in progress finishes first.
-        let _ = jobs.await;
+        // The jobs stop at the same signal: a round or a delivery attempt in progress
+        // finishes first, within the same deadline as the requests in flight.
+        let cut_off = jobs.abort_handle();
+        let mut signalled = rx.clone();
+        tokio::spawn(async move {
+            let _ = signalled.wait_for(|stop| *stop).await;
+            tokio::time::sleep(deadline).await;
+            cut_off.abort();
+        });
+        tokio::join!(live, test, metrics);
+        if jobs.await.is_err() {
+            tracing::warn!(deadline_secs = deadline.as_secs(), "background work still running at the shutdown deadline was stopped");
+        }
         revocations.abort();
         self.state.store.close().await;
         Ok(())

@@ -26,6 +26,8 @@ use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 
+pub mod pg_cluster;
+pub mod process;
 pub mod receiver;
 pub mod world;
 
@@ -275,15 +277,11 @@ fn serve_args() -> ServeArgs {
     ServeArgs {
         addr: "127.0.0.1:0".parse().expect("addr"),
         sandbox_addr: "127.0.0.1:0".parse().expect("addr"),
-        public_url: None,
-        sandbox_public_url: None,
-        site_root: "target/site".into(),
         scheduler_interval_secs: 0,
-        trusted_proxies: Vec::new(),
-        webhook_allow_cidrs: Vec::new(),
         delivery_concurrency: gable::jobs::deliveries::CONCURRENCY,
         rate_limit_live: 0,
         rate_limit_test: 0,
+        ..gable::config::Config::default().serve()
     }
 }
 

@@ -31,11 +31,12 @@ impl Error {
             Immutable(_) => (StatusCode::CONFLICT, "immutable_resource"),
             Conflict(_) => (StatusCode::CONFLICT, "conflict"),
             MissingIdempotencyKey(_) => (StatusCode::BAD_REQUEST, "missing_idempotency_key"),
-            IdempotencyKeyInUse => (StatusCode::CONFLICT, "idempotency_key_in_use"),
+            IdempotencyKeyInUse { .. } => (StatusCode::CONFLICT, "idempotency_key_in_use"),
             IdempotencyKeyReused(_) => (StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused"),
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
             UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
             RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+            Unavailable { .. } => (StatusCode::SERVICE_UNAVAILABLE, "service_unavailable"),
             Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
         }
     }
@@ -45,7 +46,7 @@ impl Error {
             Error::InvalidRequest { param, .. } | Error::NotFound { param, .. } => param.as_deref(),
             Error::InvalidParameter { param, .. } | Error::Validation { param, .. } => Some(param),
             Error::InvalidCursor => Some("cursor"),
-            Error::MissingIdempotencyKey(_) | Error::IdempotencyKeyInUse | Error::IdempotencyKeyReused(_) => Some("Idempotency-Key"),
+            Error::MissingIdempotencyKey(_) | Error::IdempotencyKeyInUse { .. } | Error::IdempotencyKeyReused(_) => Some("Idempotency-Key"),
             _ => None,
         }
     }
@@ -93,7 +94,10 @@ impl IntoResponse for Error {
         if let Some(v) = challenge.and_then(|c| axum::http::HeaderValue::from_str(&c).ok()) {
             resp.headers_mut().insert(axum::http::header::WWW_AUTHENTICATE, v);
         }
-        if let Error::RateLimited { retry_after_secs } = &self {
+        if let Error::RateLimited { retry_after_secs }
+        | Error::Unavailable { retry_after_secs, .. }
+        | Error::IdempotencyKeyInUse { retry_after_secs } = &self
+        {
             resp.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(*retry_after_secs));
         }
         resp

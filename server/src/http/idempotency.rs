@@ -38,15 +38,17 @@ use crate::error::{Error, Result};
 use crate::http::auth::Credential;
 use crate::http::body::MAX_BODY;
 use crate::http::state::ApiState;
+use crate::observe::metrics as m;
 use crate::ops::Work;
 use crate::store::idempotency::{self, Owner, Reservation, KEEP};
 use crate::store::{Intent, Tx};
 
 pub const HEADER: &str = "idempotency-key";
 pub const REPLAYED: &str = "idempotent-replayed";
-/// How long a request holds its key before a retry may take it over (a process that
-/// died mid-request leaves its reservation behind).
-const LEASE: Duration = Duration::seconds(60);
+/// How long a request holds its key beyond the request timeout (`http::deadline` ends
+/// every request by then): a process that died mid-request leaves its reservation behind,
+/// and a retry may take it over once the hold lapses.
+const LEASE_MARGIN: Duration = Duration::seconds(5);
 /// The operations that require a key.
 const REQUIRED: &[&str] = &["/v1/payments", "/v1/flow/payments"];
 
@@ -162,10 +164,11 @@ async fn run(st: ApiState, req: Request, next: Next) -> std::result::Result<Resp
     };
     let app = &st.app;
     let now = app.ops.clock().now();
+    let lease = Duration::from_std(app.settings.request_timeout).unwrap_or(Duration::seconds(30)) + LEASE_MARGIN;
     let reserved = app
         .store
         .in_tenant(owner.tenant, owner.livemode, Intent::Write, async |tx| {
-            idempotency::reserve(tx, &owner, &request, now, LEASE, KEEP).await
+            idempotency::reserve(tx, &owner, &request, now, lease, KEEP).await
         })
         .await
         .map_err(fail)?;
@@ -177,9 +180,13 @@ async fn run(st: ApiState, req: Request, next: Next) -> std::result::Result<Resp
             })?;
             let mut resp = json_response(StatusCode::from_u16(status).unwrap_or(StatusCode::OK), body.into_bytes());
             resp.headers_mut().insert(REPLAYED, HeaderValue::from_static("true"));
+            metrics::counter!(m::IDEMPOTENT_REPLAYS, "listener" => m::listener(owner.livemode)).increment(1);
             return Ok(resp);
         }
-        Reservation::InUse => return Err(fail(Error::IdempotencyKeyInUse)),
+        Reservation::InUse { until } => {
+            let retry_after_secs = (until - now).num_seconds().max(0) as u64 + 1;
+            return Err(fail(Error::IdempotencyKeyInUse { retry_after_secs }));
+        }
         Reservation::Reused { method, path } => {
             return Err(fail(Error::IdempotencyKeyReused(format!(
                 "this Idempotency-Key was used for another request ({method} {path}, or the same with a different body); use a new key for a new request"
@@ -206,7 +213,7 @@ async fn run(st: ApiState, req: Request, next: Next) -> std::result::Result<Resp
             .store
             .in_tenant(owner.tenant, owner.livemode, Intent::Write, async |tx| idempotency::release(tx, &owner, &key, token).await);
         if let Err(e) = released.await {
-            tracing::warn!(error = %format!("{e:#}"), "an idempotency key could not be given up; it lapses in a minute");
+            tracing::warn!(error = %format!("{e:#}"), "an idempotency key could not be given up; its hold lapses after the request timeout");
         }
         return Ok(resp);
     }

@@ -140,7 +140,11 @@ pub async fn layer(State(st): State<ApiState>, req: Request, next: Next) -> Resp
     };
     let decision = limiter.check(credential);
     let mut resp = match decision.retry_after_secs {
-        Some(retry_after_secs) => Error::RateLimited { retry_after_secs }.into_response(),
+        Some(retry_after_secs) => {
+            metrics::counter!(crate::observe::metrics::RATE_LIMITED, "listener" => crate::observe::metrics::listener(st.livemode))
+                .increment(1);
+            Error::RateLimited { retry_after_secs }.into_response()
+        }
         None => next.run(req).await,
     };
     set_fields(resp.headers_mut(), limiter, &decision);

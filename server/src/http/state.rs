@@ -21,12 +21,14 @@ pub struct AppState {
     pub outbound: crate::outbound::Client,
     /// The embed loader and the flows' bundle, served from memory (`http::embed`).
     pub embed: Arc<Assets>,
+    /// The background loops' health, for readiness (`http::health`).
+    pub health: crate::observe::Health,
 }
 
 /// The background work of the application runs with its operations and outbound client.
 impl From<&Arc<AppState>> for Background {
     fn from(app: &Arc<AppState>) -> Background {
-        Background { ops: app.ops.clone(), outbound: app.outbound.clone() }
+        Background { ops: app.ops.clone(), outbound: app.outbound.clone(), health: app.health.clone() }
     }
 }
 

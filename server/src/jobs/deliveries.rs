@@ -195,6 +195,13 @@ impl Deliverer {
                 retry_at: None,
             },
         };
+        let kind = match (outcome.succeeded, outcome.response_status) {
+            (true, _) => "delivered",
+            (false, Some(_)) => "failed",
+            // No answer: the address was refused, unreachable, or timed out.
+            (false, None) => "no_response",
+        };
+        metrics::counter!(crate::observe::metrics::DELIVERY_ATTEMPTS, "outcome" => kind).increment(1);
         let (reply, recorded) = oneshot::channel();
         if self.finished.send(Finished { claimed: c, outcome, reply }).await.is_ok() {
             let _ = recorded.await;
@@ -303,7 +310,7 @@ impl Deliverer {
     }
 
     /// The loop beside the listeners, until `stop`.
-    pub async fn run(self, mut stop: watch::Receiver<bool>) {
+    pub async fn run(self, mut stop: watch::Receiver<bool>, health: crate::observe::Health) {
         let due = self.ops.signals().deliveries_due.clone();
         let listener = {
             let (store, due) = (self.store().clone(), due.clone());
@@ -324,9 +331,16 @@ impl Deliverer {
                 }
             }
             match self.start_due().await {
-                Ok(started) if !started.is_empty() => continue,
-                Ok(_) => {}
-                Err(e) => tracing::error!(error = %format!("{e:#}"), "claiming deliveries failed; retrying"),
+                Ok(started) => {
+                    health.succeeded(super::DELIVERIES);
+                    if !started.is_empty() {
+                        continue;
+                    }
+                }
+                Err(e) => {
+                    health.failed(super::DELIVERIES, &e.to_string());
+                    tracing::error!(error = %format!("{e:#}"), "claiming deliveries failed; retrying");
+                }
             }
             // Nothing claimable now. With attempts in flight, the next chance is a finished
             // one (due attempts may be waiting for their subscription's room); otherwise

@@ -14,6 +14,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::error::Result;
+use crate::observe::{metrics as m, Health};
 use crate::ops::time::{self, Passed, Reach};
 use crate::ops::Operations;
 use crate::outbound;
@@ -25,7 +26,14 @@ use crate::store::{sandbox, Intent};
 pub struct Background {
     pub ops: Operations,
     pub outbound: outbound::Client,
+    /// Where each loop reports its rounds and panics (readiness reads it).
+    pub health: Health,
 }
+
+/// The loops' names, as logs, metrics and readiness show them.
+pub const SCHEDULER: &str = "scheduler";
+pub const REPORTS: &str = "reports";
+pub const DELIVERIES: &str = "deliveries";
 
 /// What one round of background work did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -79,16 +87,24 @@ async fn scheduler_round(ops: &Operations) -> Result<Round> {
 /// whenever a report is queued here (or every few seconds, for reports queued by other
 /// processes), until `stop` turns true.
 pub async fn run(with: Background, interval: Option<Duration>, delivery_concurrency: usize, stop: watch::Receiver<bool>) {
-    let Background { ops, outbound } = with;
+    let Background { ops, outbound, health } = with;
     let scheduler = {
-        let (ops, stop) = (ops.clone(), stop.clone());
+        let (ops, stop, health) = (ops.clone(), stop.clone(), health.clone());
         move || {
-            let (ops, mut stop) = (ops.clone(), stop.clone());
+            let (ops, mut stop, health) = (ops.clone(), stop.clone(), health.clone());
             async move {
                 let Some(interval) = interval else { return };
                 loop {
-                    if let Err(e) = scheduler_round(&ops).await {
-                        tracing::error!(error = %e, "scheduler round failed; retrying next round");
+                    let started = std::time::Instant::now();
+                    match scheduler_round(&ops).await {
+                        Ok(_) => {
+                            health.succeeded(SCHEDULER);
+                            metrics::histogram!(m::SCHEDULER_ROUND).record(started.elapsed().as_secs_f64());
+                        }
+                        Err(e) => {
+                            health.failed(SCHEDULER, &e.to_string());
+                            tracing::error!(error = %e, "scheduler round failed; retrying next round");
+                        }
                     }
                     tokio::select! {
                         _ = tokio::time::sleep(interval) => {}
@@ -99,28 +115,32 @@ pub async fn run(with: Background, interval: Option<Duration>, delivery_concurre
         }
     };
     let deliveries = {
-        let (ops, stop) = (ops.clone(), stop.clone());
+        let (ops, stop, health) = (ops.clone(), stop.clone(), health.clone());
         move || {
             let deliverer =
                 (delivery_concurrency > 0).then(|| deliveries::Deliverer::new(ops.clone(), outbound.clone(), delivery_concurrency));
-            let stop = stop.clone();
+            let (stop, health) = (stop.clone(), health.clone());
             async move {
                 if let Some(d) = deliverer {
-                    d.run(stop).await;
+                    d.run(stop, health).await;
                 }
             }
         }
     };
     let worker = {
-        let (ops, stop) = (ops.clone(), stop.clone());
+        let (ops, stop, health) = (ops.clone(), stop.clone(), health.clone());
         move || {
-            let (ops, mut stop) = (ops.clone(), stop.clone());
+            let (ops, mut stop, health) = (ops.clone(), stop.clone(), health.clone());
             let queued = ops.signals().reports_queued.clone();
             async move {
                 loop {
                     let clock = ops.clock().clone();
-                    if let Err(e) = reports::run_queued(ops.store(), move || clock.now()).await {
-                        tracing::error!(error = %e, "report worker failed; retrying");
+                    match reports::run_queued(ops.store(), move || clock.now()).await {
+                        Ok(_) => health.succeeded(REPORTS),
+                        Err(e) => {
+                            health.failed(REPORTS, &e.to_string());
+                            tracing::error!(error = %e, "report worker failed; retrying");
+                        }
                     }
                     tokio::select! {
                         _ = queued.notified() => {}
@@ -133,16 +153,25 @@ pub async fn run(with: Background, interval: Option<Duration>, delivery_concurre
     };
     // Each loop in a task of its own: a panic in one is logged and that loop restarts,
     // the others run on (`supervise`).
+    // A loop this process does not run is not watched (readiness does not wait for it).
     tokio::join!(
-        supervise::supervise("scheduler", stop.clone(), scheduler),
-        supervise::supervise("reports", stop.clone(), worker),
-        supervise::supervise("deliveries", stop.clone(), deliveries),
+        async {
+            if interval.is_some() {
+                supervise::supervise(SCHEDULER, &health, stop.clone(), scheduler).await;
+            }
+        },
+        supervise::supervise(REPORTS, &health, stop.clone(), worker),
+        async {
+            if delivery_concurrency > 0 {
+                supervise::supervise(DELIVERIES, &health, stop.clone(), deliveries).await;
+            }
+        },
     );
 }
 
 /// Makes every webhook delivery attempt due at the clock's time, and waits for them
 /// (tests call this after moving the clock, as the worker would).
 pub async fn deliver_due(with: impl Into<Background>) -> Result<usize> {
-    let Background { ops, outbound } = with.into();
+    let Background { ops, outbound, .. } = with.into();
     deliveries::Deliverer::new(ops, outbound, deliveries::CONCURRENCY).run_due().await
 }

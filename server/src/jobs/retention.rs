@@ -8,17 +8,45 @@ use chrono::{DateTime, Duration, Utc};
 use crate::error::Result;
 use crate::store::{Intent, Store};
 
+/// Rows deleted per transaction: each batch is short, so writes of requests wait for
+/// SQLite's single writer at most that long, however much has piled up.
+const BATCH: u64 = 1000;
+
 /// Deletes events older than the 30 days they are kept (their deliveries go with them,
 /// `ON DELETE CASCADE`), delivery attempts older than the register's 30 days, and
-/// idempotency keys older than their 24 hours.
+/// idempotency keys older than their 24 hours, each in batches of `BATCH` rows per
+/// transaction; returns the events deleted.
 pub async fn purge_old_events(store: &Store, now: DateTime<Utc>) -> Result<u64> {
-    store
-        .in_system(Intent::Write, async |tx| {
-            let cutoff = now - Duration::days(30);
-            crate::store::deliveries::delete_before(tx, cutoff).await?;
-            crate::store::idempotency::delete_before(tx, now - crate::store::idempotency::KEEP).await?;
-            let n = crate::store::events::delete_before(tx, cutoff).await?;
-            Ok(n)
-        })
-        .await
+    in_batches(store, Purge::Deliveries, now).await?;
+    in_batches(store, Purge::IdempotencyKeys, now).await?;
+    in_batches(store, Purge::Events, now).await
+}
+
+#[derive(Clone, Copy)]
+enum Purge {
+    Deliveries,
+    IdempotencyKeys,
+    Events,
+}
+
+/// Deletes what `what` keeps no longer, a batch per transaction, until a batch deletes
+/// fewer than `BATCH` rows; returns how many.
+async fn in_batches(store: &Store, what: Purge, now: DateTime<Utc>) -> Result<u64> {
+    let cutoff = now - Duration::days(30);
+    let mut total = 0;
+    loop {
+        let n = store
+            .in_system(Intent::Write, async |tx| match what {
+                Purge::Deliveries => crate::store::deliveries::delete_before(tx, cutoff, BATCH).await,
+                Purge::IdempotencyKeys => crate::store::idempotency::delete_before(tx, now - crate::store::idempotency::KEEP, BATCH).await,
+                Purge::Events => crate::store::events::delete_before(tx, cutoff, BATCH).await,
+            })
+            .await?;
+        total += n;
+        if n < BATCH {
+            return Ok(total);
+        }
+        // Between batches, let the requests waiting for the writer go first.
+        tokio::task::yield_now().await;
+    }
 }

@@ -1,22 +1,26 @@
 //! Background loops run supervised: each in a task of its own, so that a panic ends that
 //! loop only, is logged with its message, and the loop starts again after a back-off
 //! (doubling from half a second to 30 s while it keeps panicking), until stop is asked.
+//! Panics are reported to the `Health` readiness reads, as failed rounds.
 
 use std::future::Future;
 use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::observe::Health;
+
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// Runs the loop `start` makes until it returns (it returns when stop is asked), making
 /// it anew after each panic; returns how many times it panicked.
-pub async fn supervise<F, Fut>(name: &'static str, mut stop: watch::Receiver<bool>, mut start: F) -> u32
+pub async fn supervise<F, Fut>(name: &'static str, health: &Health, mut stop: watch::Receiver<bool>, mut start: F) -> u32
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
+    health.watch(name);
     let mut panics = 0;
     let mut backoff = FIRST_BACKOFF;
     loop {
@@ -25,6 +29,7 @@ where
             Err(e) if e.is_panic() => {
                 panics += 1;
                 let message = panic_message(e.into_panic());
+                health.panicked(name, &message);
                 tracing::error!(job = name, panic = %message, restart_in_ms = backoff.as_millis() as u64, "background loop panicked; restarting it");
                 tokio::select! {
                     _ = tokio::time::sleep(backoff) => {}
@@ -58,7 +63,8 @@ mod tests {
         let (_tx, stop) = watch::channel(false);
         let runs = Arc::new(AtomicU32::new(0));
         let counted = runs.clone();
-        let panics = supervise("test", stop, move || {
+        let health = Health::default();
+        let panics = supervise("test", &health, stop, move || {
             let runs = counted.clone();
             async move {
                 if runs.fetch_add(1, Ordering::SeqCst) < 2 {
@@ -69,12 +75,15 @@ mod tests {
         .await;
         assert_eq!(panics, 2);
         assert_eq!(runs.load(Ordering::SeqCst), 3);
+        let report = &health.report()[0];
+        assert_eq!((report.name, report.panics), ("test", 2));
+        assert_eq!(report.last_error.as_deref(), Some("panicked: round 2 broke"));
     }
 
     #[tokio::test]
     async fn stop_ends_the_back_off() {
         let (tx, stop) = watch::channel(false);
-        let supervised = tokio::spawn(supervise("test", stop, || async { panic!("always") }));
+        let supervised = tokio::spawn(async move { supervise("test", &Health::default(), stop, || async { panic!("always") }).await });
         tokio::time::sleep(Duration::from_millis(100)).await;
         tx.send(true).unwrap();
         let panics = supervised.await.unwrap();

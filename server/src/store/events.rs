@@ -2,7 +2,7 @@
 //! caused it (`ops::outbox`), and purged after the 30 days it is kept (`jobs::retention`).
 
 use chrono::{DateTime, Utc};
-use sea_query::{Alias, Expr, OnConflict, Query};
+use sea_query::{Alias, Expr, OnConflict};
 use serde_json::Value as Json;
 use uuid::Uuid;
 
@@ -52,9 +52,8 @@ pub async fn insert(tx: &mut Tx, e: NewEvent<'_>) -> Result<Option<Uuid>> {
     Ok((tx.execute(&ins).await? == 1).then_some(id))
 }
 
-/// Deletes the events created before `cutoff` (their deliveries go with them,
-/// `ON DELETE CASCADE`); returns how many.
-pub async fn delete_before(tx: &mut Tx, cutoff: DateTime<Utc>) -> Result<u64> {
-    let del = Query::delete().from_table(Alias::new("events")).and_where(Expr::col(Alias::new("created_at")).lt(cutoff)).to_owned();
-    tx.execute(&del).await
+/// Deletes at most `limit` of the events created before `cutoff` (their deliveries go
+/// with them, `ON DELETE CASCADE`); returns how many.
+pub async fn delete_before(tx: &mut Tx, cutoff: DateTime<Utc>, limit: u64) -> Result<u64> {
+    super::sql::delete_some(tx, "events", &["tenant_id", "livemode", "id"], Expr::col(Alias::new("created_at")).lt(cutoff), limit).await
 }

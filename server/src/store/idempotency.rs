@@ -45,8 +45,8 @@ pub enum Reservation {
     Reserved { token: Uuid },
     /// The key answered this request before: the stored status and sealed body.
     Answered { status: u16, sealed: String },
-    /// A request with this key is running now.
-    InUse,
+    /// A request with this key is running now; its hold lapses at `until`.
+    InUse { until: DateTime<Utc> },
     /// The key was used for another request (method, path or body differ).
     Reused { method: String, path: String },
 }
@@ -108,7 +108,7 @@ pub async fn reserve(
     let created = row.opt_datetime("created_at")?.unwrap_or(now);
     let expired = created + keep <= now;
     let answered = row.opt_i64("response_status")?.zip(row.opt_string("response_sealed")?);
-    let in_flight = row.opt_datetime("locked_until")?.is_some_and(|until| until > now);
+    let in_flight = row.opt_datetime("locked_until")?.filter(|until| *until > now);
     if !expired {
         if row.opt_string("fingerprint")?.as_deref() != Some(req.fingerprint.as_str()) {
             return Ok(Reservation::Reused {
@@ -119,8 +119,8 @@ pub async fn reserve(
         if let Some((status, sealed)) = answered {
             return Ok(Reservation::Answered { status: u16::try_from(status).unwrap_or(500), sealed });
         }
-        if in_flight {
-            return Ok(Reservation::InUse);
+        if let Some(until) = in_flight {
+            return Ok(Reservation::InUse { until });
         }
     }
     // Expired, or a lapsed reservation without an answer: the key starts over.
@@ -153,7 +153,8 @@ pub async fn answer(tx: &mut Tx, owner: &Owner, key: &str, token: Uuid, status: 
         .and_where(col("response_status").is_null())
         .to_owned();
     if tx.execute(&up).await? != 1 {
-        return Err(Error::IdempotencyKeyInUse);
+        // Its hold lapsed and another request took the key over.
+        return Err(Error::IdempotencyKeyInUse { retry_after_secs: 1 });
     }
     Ok(())
 }
@@ -171,7 +172,8 @@ pub async fn release(tx: &mut Tx, owner: &Owner, key: &str, token: Uuid) -> Resu
     Ok(())
 }
 
-/// Deletes keys created before `before` (keys are kept 24 hours).
-pub async fn delete_before(tx: &mut Tx, before: DateTime<Utc>) -> Result<u64> {
-    tx.execute(Query::delete().from_table(a("idempotency_keys")).and_where(col("created_at").lt(Expr::val(before)))).await
+/// Deletes at most `limit` keys created before `before` (keys are kept 24 hours).
+pub async fn delete_before(tx: &mut Tx, before: DateTime<Utc>, limit: u64) -> Result<u64> {
+    let key = ["tenant_id", "livemode", "credential_id", "key"];
+    super::sql::delete_some(tx, "idempotency_keys", &key, col("created_at").lt(Expr::val(before)), limit).await
 }

@@ -6,7 +6,9 @@
 //! `migrations/postgres`).
 
 pub mod background;
+pub mod backup;
 pub mod console;
+pub mod data_dir;
 pub mod deliveries;
 pub mod events;
 pub mod flow_tokens;
@@ -117,6 +119,13 @@ impl Drop for SqliteWrite {
 /// (64 MiB of 4 KiB pages), so that the log cannot grow without bound under steady writes.
 const WAL_RESTART_PAGES: i64 = 16_384;
 
+/// How long a request waits for a PostgreSQL connection before it is answered `503
+/// service_unavailable`: long enough for a busy pool, short enough that an outage is
+/// reported at once rather than after a hang.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
+const LISTEN_FIRST_BACKOFF: Duration = Duration::from_millis(500);
+const LISTEN_MAX_BACKOFF: Duration = Duration::from_secs(30);
+
 /// SQLite's checkpoints, on a thread and connection of their own: by default SQLite runs
 /// one inside the commit that crosses 1,000 pages of log, copying pages back and syncing
 /// the database file while the one writer waits (a seventh of a write-heavy profile).
@@ -193,7 +202,7 @@ impl Store {
     pub async fn connect(url: &str) -> anyhow::Result<Store> {
         let max = |default: u32| std::env::var("GABLE_DB_MAX_CONNECTIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
         let pool = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            Pool::Postgres(PgPoolOptions::new().max_connections(max(16)).acquire_timeout(Duration::from_secs(10)).connect(url).await?)
+            Pool::Postgres(PgPoolOptions::new().max_connections(max(16)).acquire_timeout(ACQUIRE_TIMEOUT).connect(url).await?)
         } else {
             let opts = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
@@ -322,45 +331,64 @@ impl Store {
         })
     }
 
-    /// On PostgreSQL, rings `notify` whenever any process sharing the database notifies
-    /// `channel` (after a lost connection too, since notifications may have been missed).
-    /// Runs until the pool closes; on SQLite (one process) it returns at once.
+    /// On PostgreSQL, wakes `notify` on each notification on `channel` (and after a lost
+    /// connection, which may have lost some). Runs until the pool closes; a connection
+    /// that fails, the first one included, is tried again with backoff.
     pub async fn listen(&self, channel: &str, notify: std::sync::Arc<tokio::sync::Notify>) -> anyhow::Result<()> {
-        let Pool::Postgres(pool) = &self.pool else { return Ok(()) };
-        let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
-        listener.listen(channel).await?;
-        loop {
-            match listener.recv().await {
-                Ok(_) => notify.notify_one(),
-                Err(e) => {
-                    notify.notify_one();
-                    if pool.is_closed() {
-                        return Ok(());
-                    }
-                    tracing::warn!(error = %e, channel, "listener reconnecting");
-                    tokio::time::sleep(Duration::from_millis(500)).await;
-                }
-            }
-        }
+        self.listening(channel, |_| notify.notify_one()).await
     }
 
     /// On PostgreSQL, listens for key revocations made by any process sharing the
     /// database and evicts them from this process's key cache. Runs until the pool closes.
     pub async fn listen_for_revocations(&self) -> anyhow::Result<()> {
+        // After a lost connection, forget everything cached: a revocation may be lost.
+        self.listening(keys::REVOCATION_CHANNEL, |payload| match payload {
+            Some(key) => self.keys.evict(key),
+            None => self.keys.clear(),
+        })
+        .await
+    }
+
+    /// Calls `on` with each notification's payload on `channel`, and with `None` when
+    /// the connection was lost (notifications may have been missed). Connects again with
+    /// backoff (half a second, doubling to 30 s) while PostgreSQL is unreachable, also
+    /// for the first connection; returns when the pool closes.
+    async fn listening(&self, channel: &str, mut on: impl FnMut(Option<&str>)) -> anyhow::Result<()> {
         let Pool::Postgres(pool) = &self.pool else { return Ok(()) };
-        let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
-        listener.listen(keys::REVOCATION_CHANNEL).await?;
+        let mut backoff = LISTEN_FIRST_BACKOFF;
         loop {
-            match listener.recv().await {
-                Ok(n) => self.keys.evict(n.payload()),
-                // A lost connection may have lost notifications: forget everything cached.
+            let connected = async {
+                let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
+                listener.listen(channel).await?;
+                Ok::<_, sqlx::Error>(listener)
+            };
+            let mut listener = match connected.await {
+                Ok(l) => l,
+                Err(_) if pool.is_closed() => return Ok(()),
                 Err(e) => {
-                    self.keys.clear();
-                    if pool.is_closed() {
-                        return Ok(());
+                    tracing::warn!(error = %e, channel, retry_in_ms = backoff.as_millis() as u64, "cannot listen; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(LISTEN_MAX_BACKOFF);
+                    continue;
+                }
+            };
+            backoff = LISTEN_FIRST_BACKOFF;
+            // `recv` reconnects by itself after an error; the error is reported once.
+            loop {
+                match listener.recv().await {
+                    Ok(n) => {
+                        backoff = LISTEN_FIRST_BACKOFF;
+                        on(Some(n.payload()))
                     }
-                    tracing::warn!(error = %e, "revocation listener reconnecting");
-                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    Err(e) => {
+                        on(None);
+                        if pool.is_closed() {
+                            return Ok(());
+                        }
+                        tracing::warn!(error = %e, channel, retry_in_ms = backoff.as_millis() as u64, "listener reconnecting");
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(LISTEN_MAX_BACKOFF);
+                    }
                 }
             }
         }
@@ -374,6 +402,42 @@ impl Store {
                 migrations.close().await
             }
             Pool::Postgres(p) => p.close().await,
+        }
+    }
+
+    /// Whether the database answers a query now (readiness).
+    pub async fn ping(&self) -> Result<()> {
+        self.in_system(Intent::Read, async |tx| tx.fetch_optional(sea_query::Query::select().expr(sea_query::Expr::val(1))).await.map(drop))
+            .await
+    }
+
+    /// How many of this build's migrations the database has not applied (readiness: a
+    /// process started before `gable migrate` ran elsewhere, say).
+    pub async fn pending_migrations(&self) -> Result<usize> {
+        let (migrator, applied): (&sqlx::migrate::Migrator, Vec<i64>) = match &self.pool {
+            Pool::Sqlite { migrations, .. } => {
+                (&SQLITE_MIGRATIONS, sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(migrations).await?)
+            }
+            Pool::Postgres(p) => {
+                (&POSTGRES_MIGRATIONS, sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(p).await?)
+            }
+        };
+        Ok(migrator.iter().filter(|m| !m.migration_type.is_down_migration() && !applied.contains(&m.version)).count())
+    }
+
+    /// This process's database connections: in use, idle, and the most it opens.
+    pub fn connections(&self) -> Connections {
+        match &self.pool {
+            Pool::Postgres(p) => {
+                let (size, idle) = (p.size() as usize, p.num_idle());
+                Connections { in_use: size.saturating_sub(idle), idle, max: p.options().get_max_connections() as usize }
+            }
+            // The readers' pool, and the one writing connection.
+            Pool::Sqlite { read, .. } => {
+                let status = read.status();
+                let idle = status.available;
+                Connections { in_use: status.size.saturating_sub(idle) + 1, idle, max: status.max_size + 1 }
+            }
         }
     }
 
@@ -404,6 +468,14 @@ impl Store {
         })
         .await
     }
+}
+
+/// A process's database connections (`Store::connections`).
+#[derive(Debug, Clone, Copy)]
+pub struct Connections {
+    pub in_use: usize,
+    pub idle: usize,
+    pub max: usize,
 }
 
 impl Tx {

@@ -22,6 +22,18 @@ pub(super) fn tc(table: &str, column: &str) -> Expr {
     Expr::col((a(table), a(column)))
 }
 
+/// Deletes at most `limit` rows of `table` that `cond` matches, chosen by the table's
+/// `key` columns (PostgreSQL has no `DELETE … LIMIT`); returns how many. Purges go in
+/// such bounded batches so that no one transaction holds SQLite's single writer long.
+pub(super) async fn delete_some(tx: &mut super::Tx, table: &str, key: &[&str], cond: SimpleExpr, limit: u64) -> crate::error::Result<u64> {
+    let pick = Query::select().columns(key.iter().map(|k| a(k))).from(a(table)).and_where(cond).limit(limit).to_owned();
+    let del = Query::delete()
+        .from_table(a(table))
+        .and_where(Expr::tuple(key.iter().map(|k| SimpleExpr::from(col(k)))).in_subquery(pick))
+        .to_owned();
+    tx.execute(&del).await
+}
+
 /// A row without a column its query selected: a bug or a damaged row, never input.
 pub(super) fn incomplete(what: &str) -> Error {
     Error::internal(anyhow::anyhow!("{what} row is incomplete"))

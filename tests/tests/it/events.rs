@@ -1439,3 +1439,35 @@ async fn events_are_kept_thirty_days(app: &TestApp) {
     assert!(events(app, &b.test_key, "").await.is_empty());
 }
 both!(events_are_kept_thirty_days);
+
+/// A backlog larger than one purge batch (1,000 rows per transaction) goes in full, in
+/// one round.
+async fn a_large_backlog_is_purged_in_batches(app: &TestApp) {
+    let t = app.tenant("Backlog").await;
+    let t0 = app.clock.now();
+    let related = Uuid::now_v7();
+    app.store
+        .in_system(gable::store::Intent::Write, async |tx| {
+            for n in 0..2_500 {
+                let e = gable::store::events::NewEvent {
+                    tenant: t.id,
+                    livemode: false,
+                    kind: "workorder.created",
+                    data: json!({ "n": n }),
+                    related,
+                    property: None,
+                    occurrence: None,
+                    at: t0,
+                };
+                gable::store::events::insert(tx, e).await?;
+            }
+            Ok(())
+        })
+        .await
+        .expect("old events");
+    assert_eq!(app.count_rows("events").await, 2_500);
+    app.clock.set(t0 + Duration::days(31));
+    assert_eq!(app.run_jobs().await.events_purged, 2_500);
+    assert_eq!(app.count_rows("events").await, 0);
+}
+both!(a_large_backlog_is_purged_in_batches);

@@ -17,6 +17,7 @@ mod events;
 mod flows;
 mod ledger;
 mod oauth;
+mod production;
 mod reports;
 mod sandbox;
 mod security;

@@ -301,13 +301,9 @@ fn decode(r: &Row, webhook_id: Uuid) -> Result<Claimed> {
     })
 }
 
-/// The earliest time an unclaimed attempt of an enabled subscription falls due: the
-/// worker sleeps until then. (A claim that lapses because its process died is found by
-/// the worker's periodic look, at most `IDLE` later.) One row read through the partial
-/// index `webhook_deliveries_due`, in due order.
-pub async fn next_due(tx: &mut Tx, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
-    let sel = Query::select()
-        .expr_as(tc("d", "next_attempt_at"), a("due"))
+/// The pending attempts (`d`) of enabled subscriptions (`w`), to select from.
+fn pending_of_enabled() -> sea_query::SelectStatement {
+    Query::select()
         .from_as(a("webhook_deliveries"), a("d"))
         .inner_join(
             sea_query::TableRef::TableAlias(a("webhooks").into_iden(), a("w").into_iden()),
@@ -318,6 +314,16 @@ pub async fn next_due(tx: &mut Tx, now: DateTime<Utc>) -> Result<Option<DateTime
         )
         .and_where(Expr::cust("d.status = 'pending'"))
         .and_where(Expr::cust("w.status = 'enabled'"))
+        .to_owned()
+}
+
+/// The earliest time an unclaimed attempt of an enabled subscription falls due: the
+/// worker sleeps until then. (A claim that lapses because its process died is found by
+/// the worker's periodic look, at most `IDLE` later.) One row read through the partial
+/// index `webhook_deliveries_due`, in due order.
+pub async fn next_due(tx: &mut Tx, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
+    let sel = pending_of_enabled()
+        .expr_as(tc("d", "next_attempt_at"), a("due"))
         .and_where(tc("d", "claimed_until").is_null().or(tc("d", "claimed_until").lt(Expr::val(now))))
         .order_by((a("d"), a("next_attempt_at")), Order::Asc)
         .limit(1)
@@ -325,6 +331,20 @@ pub async fn next_due(tx: &mut Tx, now: DateTime<Utc>) -> Result<Option<DateTime
     match tx.fetch_optional(&sel).await? {
         Some(r) => r.opt_datetime("due"),
         None => Ok(None),
+    }
+}
+
+/// The attempts due and not yet made, of enabled subscriptions (metrics): how many, and
+/// the time the oldest fell due.
+pub async fn backlog(tx: &mut Tx, now: DateTime<Utc>) -> Result<(i64, Option<DateTime<Utc>>)> {
+    let sel = pending_of_enabled()
+        .expr_as(Expr::cust("COUNT(*)"), a("due"))
+        .expr_as(Expr::cust("MIN(d.next_attempt_at)"), a("oldest"))
+        .and_where(tc("d", "next_attempt_at").lte(Expr::val(now)))
+        .to_owned();
+    match tx.fetch_optional(&sel).await? {
+        Some(r) => Ok((r.opt_i64("due")?.unwrap_or(0), r.opt_datetime("oldest")?)),
+        None => Ok((0, None)),
     }
 }
 
@@ -498,9 +518,10 @@ pub async fn events_of(tx: &mut Tx, claimed: &[Claimed]) -> Result<std::collecti
     Ok(rows.into_iter().map(|(_, r)| (r.id, r)).collect())
 }
 
-/// Deletes attempts older than `before` (the register keeps 30 days).
-pub async fn delete_before(tx: &mut Tx, before: DateTime<Utc>) -> Result<u64> {
-    tx.execute(Query::delete().from_table(a("webhook_deliveries")).and_where(col("created_at").lt(Expr::val(before)))).await
+/// Deletes at most `limit` attempts older than `before` (the register keeps 30 days).
+pub async fn delete_before(tx: &mut Tx, before: DateTime<Utc>, limit: u64) -> Result<u64> {
+    super::sql::delete_some(tx, "webhook_deliveries", &["tenant_id", "livemode", "id"], col("created_at").lt(Expr::val(before)), limit)
+        .await
 }
 
 /// The key of one row of a tenant table.

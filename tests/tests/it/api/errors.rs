@@ -112,15 +112,19 @@ both!(credentials_are_checked);
 
 #[tokio::test]
 async fn a_panicking_handler_answers_500_in_the_error_body() {
-    let router = gable::http::with_common_layers(axum::Router::new().route(
-        "/boom",
-        axum::routing::get(|| async {
-            if std::hint::black_box(true) {
-                panic!("boom");
-            }
-            "unreachable"
-        }),
-    ));
+    let router = gable::http::with_common_layers(
+        axum::Router::new().route(
+            "/boom",
+            axum::routing::get(|| async {
+                if std::hint::black_box(true) {
+                    panic!("boom");
+                }
+                "unreachable"
+            }),
+        ),
+        "live",
+        std::time::Duration::from_secs(30),
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });

@@ -125,7 +125,7 @@ pub(super) fn known_errors() -> Vec<(u16, &'static str)> {
         Error::UnsupportedMediaType(String::new()),
         Error::RateLimited { retry_after_secs: 1 },
         Error::MissingIdempotencyKey(String::new()),
-        Error::IdempotencyKeyInUse,
+        Error::IdempotencyKeyInUse { retry_after_secs: 1 },
         Error::IdempotencyKeyReused(String::new()),
         Error::internal(anyhow::anyhow!("sample")),
     ];

@@ -1,0 +1,14 @@
+//! Running Gable in production, proven on the real `gable` binary (`gable_tests::process`):
+//!
+//! - `connections`: slow and abusive clients (header-read timeout, connection cap, head
+//!   size, an oversized body refused before it is read, the request timeout);
+//! - `health`: `/healthz`, `/readyz` and the Prometheus metrics on their own listener;
+//! - `data_dir`: one serving process per SQLite data directory;
+//! - `outage`: PostgreSQL stopped and started under write load;
+//! - `backups`: `gable backup` during writes, `gable restore` into a new directory.
+
+mod backups;
+mod connections;
+mod data_dir;
+mod health;
+mod outage;
