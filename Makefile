@@ -8,6 +8,7 @@
 #   make bench-writes         bench/writes
 #   make bench-webhooks       bench/webhooks
 #   make bench-payments       BENCH_MODE=payments bench/writes
+#   make bench-soak           bench/soak
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -17,7 +18,7 @@ SHELL := /bin/bash
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 ARGS ?=
 
-.PHONY: help install install-tools install-runtime-tools build release run watch test ci lint audit generate bench bench-writes bench-webhooks bench-payments lint-scripts
+.PHONY: help install install-tools install-runtime-tools build release run watch test ci lint audit generate bench bench-writes bench-webhooks bench-payments bench-soak lint-scripts
 
 help:
 	@echo "make run [ARGS=...]   install runtime tools, .ci/build-site --release, run target/release/gable serve ARGS"
@@ -32,6 +33,7 @@ help:
 	@echo "make bench-writes     bench/writes: the write path (test payments created succeeded, then reversed)"
 	@echo "make bench-webhooks   bench/webhooks: webhook deliveries/s after an outage, commit-to-receipt latency"
 	@echo "make bench-payments   BENCH_MODE=payments bench/writes: idempotent test payments per second"
+	@echo "make bench-soak       bench/soak: ten minutes of mixed load at 80 % of capacity: errors, p99, memory"
 	@echo "make build / release  .ci/build-site (debug / --release): the server, the console's WASM, the embeddable flows"
 	@echo "make install-tools    .ci/install-tools (full)"
 	@echo "make lint-scripts     bash -n + shellcheck on the .ci scripts"
@@ -119,3 +121,6 @@ bench-webhooks:
 
 bench-payments:
 	BENCH_MODE=payments exec bash bench/writes
+
+bench-soak:
+	exec bash bench/soak

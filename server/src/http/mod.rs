@@ -1,12 +1,13 @@
 //! HTTP: router assembly and the layers every request passes through.
 //!
-//! access log → request id → catch panic → deadline (the request timeout) → client
-//! (address and https, trusted proxies only) → API version → body limit (a declared
-//! `Content-Length` over it is refused before the body is read) → credential (every `/v1` route but the API
+//! access log → request id → catch panic → admission (a declared body over the limit
+//! refused before it is read; the request timeout) → client (address and https, trusted
+//! proxies only) → API version → body limit → credential (every `/v1` route but the API
 //! description; see `auth::layer`) → rate limit (per credential) → idempotency (every
 //! `POST`) → routes.
 
 pub mod access_log;
+pub mod admission;
 pub mod api;
 pub mod auth;
 pub mod body;
@@ -27,9 +28,8 @@ pub mod version;
 use std::any::Any;
 use std::time::Duration;
 
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::DefaultBodyLimit;
 use axum::http::Response;
-use axum::middleware::Next;
 use axum::response::IntoResponse;
 use axum::{middleware, Router};
 
@@ -54,7 +54,6 @@ pub fn router(state: ApiState, console: Option<(LeptosOptions, Console, ConsoleC
         .route("/v1/{resource}/{id}/{action}/{*rest}", axum::routing::any(api_not_found))
         .method_not_allowed_fallback(api::resources::method_not_allowed)
         .layer(middleware::from_fn(version::layer))
-        .layer(middleware::from_fn(body::refuse_declared_oversize))
         .layer(DefaultBodyLimit::max(body::MAX_BODY))
         .with_state(state.clone());
     let app = match console {
@@ -66,37 +65,17 @@ pub fn router(state: ApiState, console: Option<(LeptosOptions, Console, ConsoleC
 }
 
 /// The layers every route of a listener sits behind, outermost last: who the client is,
-/// a request running past `request_timeout` is answered 503, panics become 500s in the
+/// a declared body over the limit is refused 413 and a request running past
+/// `request_timeout` is answered 503 (`admission`), panics become 500s in the
 /// error body, every response carries its request id, and every request leaves one
 /// access-log line (outside the request span, which carries the raw path).
 pub fn with_common_layers(router: Router, listener: &'static str, request_timeout: Duration) -> Router {
     router
         .layer(middleware::from_fn(client::layer))
-        .layer(middleware::from_fn_with_state(request_timeout, deadline))
+        .layer(admission::Admission { request_timeout })
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(middleware::from_fn(request_id::layer))
         .layer(middleware::from_fn_with_state(listener, access_log::layer))
-}
-
-/// Answers `503 service_unavailable` when the request (its body included) takes longer
-/// than `limit`. The handler's future is dropped there: a transaction it holds rolls
-/// back, but a commit already sent may have landed, so a write should be retried with
-/// the same `Idempotency-Key` (docs/api.md).
-async fn deadline(State(limit): State<Duration>, req: Request, next: Next) -> axum::response::Response {
-    match tokio::time::timeout(limit, next.run(req)).await {
-        Ok(resp) => resp,
-        Err(_) => {
-            tracing::warn!(limit_secs = limit.as_secs(), "request timed out");
-            Error::Unavailable {
-                message: format!(
-                    "the request took longer than {} s and was stopped; retry it (a write with the same Idempotency-Key)",
-                    limit.as_secs()
-                ),
-                retry_after_secs: 1,
-            }
-            .into_response()
-        }
-    }
 }
 
 async fn api_not_found() -> Error {

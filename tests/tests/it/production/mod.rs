@@ -12,3 +12,5 @@ mod connections;
 mod data_dir;
 mod health;
 mod outage;
+mod processes;
+mod shutdown;
