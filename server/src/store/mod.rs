@@ -273,7 +273,7 @@ impl Store {
         match &self.pool {
             Pool::Sqlite { writer, read, .. } => Self::begin_sqlite(writer, read, intent).await,
             Pool::Postgres(p) => {
-                let mut tx = p.begin().await?;
+                let mut tx = begin_postgres(p).await?;
                 sqlx::query(
                     "SELECT set_config('role', 'gable_app', true), set_config('gable.tenant_id', $1, true), \
                      set_config('gable.livemode', $2, true)",
@@ -291,7 +291,7 @@ impl Store {
     pub async fn begin_system(&self, intent: Intent) -> Result<Tx> {
         Ok(match &self.pool {
             Pool::Sqlite { writer, read, .. } => Self::begin_sqlite(writer, read, intent).await?,
-            Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
+            Pool::Postgres(p) => Tx::Postgres(begin_postgres(p).await?),
         })
     }
 
@@ -467,6 +467,21 @@ impl Store {
             hex::decode(value).map_err(Error::internal)
         })
         .await
+    }
+}
+
+/// Begins a PostgreSQL transaction in a task of its own. sqlx 0.8.6's `begin` is not
+/// cancel-safe: a caller dropped while `BEGIN` is on the wire (a client that disconnects,
+/// the request timeout) returns its connection to the pool inside an open transaction,
+/// and the next borrower's statements run in it (PostgreSQL warns "there is already a
+/// transaction in progress"; sqlx issue #4393, unfixed in 0.8.6 and 0.9.0). In a task the
+/// begin always completes, and a transaction nobody awaits any more is dropped there,
+/// which rolls it back. `tests/it/production/cancellation.rs` shows the difference.
+async fn begin_postgres(pool: &sqlx::PgPool) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
+    let pool = pool.clone();
+    match tokio::spawn(async move { pool.begin().await }).await {
+        Ok(begun) => Ok(begun?),
+        Err(e) => Err(Error::internal(anyhow::anyhow!("beginning a transaction: {e}"))),
     }
 }
 

@@ -8,6 +8,7 @@
 //! - `backups`: `gable backup` during writes, `gable restore` into a new directory.
 
 mod backups;
+mod cancellation;
 mod connections;
 mod data_dir;
 mod health;
