@@ -143,14 +143,15 @@ impl MasterKey {
 }
 
 /// Makes a directory's entries durable (a new file's name survives a power cut).
-fn sync_dir(dir: &Path) {
+pub(crate) fn sync_dir(dir: &Path) {
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
 }
 
-/// Writes a file only its owner can read (created so; never world-readable in between).
-fn write_private(path: &Path, content: &str) -> anyhow::Result<()> {
+/// Writes a new file only its owner can read (created so; never world-readable in
+/// between), synced to disk. Fails if the file exists.
+pub(crate) fn write_private(path: &Path, content: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create_new(true);

@@ -12,6 +12,7 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use crate::config::Config;
+use crate::crypto::{sync_dir, write_private};
 use crate::store::{backup, data_dir};
 
 #[derive(Debug, Args)]
@@ -55,7 +56,7 @@ pub fn backup(args: &BackupArgs, config: &Config, db: Option<PathBuf>) -> anyhow
     let master_key = match (&config.master_key, key_file) {
         (Some(_), _) => "from GABLE_MASTER_KEY: not in the backup; restore with the same key",
         (None, Some(file)) => {
-            copy_private(&file, &to.join(KEY))?;
+            write_private(&to.join(KEY), &std::fs::read_to_string(&file)?)?;
             "master.key, copied"
         }
         (None, None) => "none yet (nothing was sealed)",
@@ -103,7 +104,8 @@ pub fn restore(args: &RestoreArgs, config: &Config, db: Option<PathBuf>) -> anyh
     std::fs::rename(&restoring, &db)?;
     let key = args.from.join(KEY);
     let master_key = if key.exists() {
-        copy_private(&key, &dir.join(KEY))?;
+        // The old key, if any, was moved aside above.
+        write_private(&dir.join(KEY), &std::fs::read_to_string(&key)?)?;
         "master.key, restored"
     } else if config.master_key.is_some() {
         "from GABLE_MASTER_KEY: it must be the key the backup was made under"
@@ -129,27 +131,4 @@ fn create_private_dir(dir: &Path) -> anyhow::Result<()> {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     }
     Ok(())
-}
-
-/// Copies a secret file; the copy is readable by its owner only, before anything is in it.
-fn copy_private(from: &Path, to: &Path) -> anyhow::Result<()> {
-    let text = std::fs::read(from)?;
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    use std::io::Write;
-    let mut f = opts.open(to)?;
-    f.write_all(&text)?;
-    f.sync_all()?;
-    Ok(())
-}
-
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
 }
