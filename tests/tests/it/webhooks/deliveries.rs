@@ -235,6 +235,16 @@ async fn replays_recovery_and_test_sends(app: &TestApp) {
     }
     deliver(app).await;
     rx.wait_for(4, 10).await;
+    // The background worker may have made the attempts: wait until the register holds
+    // both failures (a receipt comes before its outcome is recorded).
+    let path = format!("/v1/webhook-deliveries?filter[webhook_id]={}", hook.id);
+    for _ in 0..200 {
+        let failed = app.all_pages(key, &path).await.iter().filter(|d| d["response_status"] == 500).count();
+        if failed >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
     // The outage ends: the receiver moves, and everything missed since then is sent again.
     let since = gable::domain::value::format_datetime(&(app.clock.now() - Duration::minutes(1)));
     let r = app.call(key, "PATCH", &format!("/v1/webhooks/{}", hook.id), Some(json!({ "url": rx.url("/ok") }))).await;
