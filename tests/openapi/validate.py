@@ -8,8 +8,9 @@
    and no others, each with exactly the operations it offers (the list below, which
    `make generate` writes from `gable collections`: committed, not asked of the server under
    test), unique operationIds, closed write schemas, resolvable `$ref`s, per-operation
-   scopes, the public description endpoint, and nothing Gable does not do yet (no OAuth
-   scheme, no 429).
+   scopes, the public description endpoint, the statuses the layers in front of every
+   handler answer (429, 503, 413, and 409/422 on every POST) on every operation they serve,
+   and links from each create to what can be done with its record.
 
 Prints one line per failed check and exits 1 if any failed, 2 on a usage or load error.
 """
@@ -83,9 +84,9 @@ WEBHOOK_COMMANDS = {
 }
 # The sandbox clock, on no collection: path -> (method, operationId, responses).
 SANDBOX_CLOCK = {
-    "/v1/sandbox/clock": ("get", "get_sandbox_clock", {"200", "400", "401", "404", "500"}),
+    "/v1/sandbox/clock": ("get", "get_sandbox_clock", {"200", "400", "401", "404", "413", "429", "500", "503"}),
     "/v1/sandbox/clock/advance": ("post", "advance_sandbox_clock",
-                                  {"200", "400", "401", "403", "404", "413", "415", "500"}),
+                                  {"200", "400", "401", "403", "404", "409", "413", "415", "422", "429", "500", "503"}),
 }
 # What a receiver needs to verify a delivery (docs/api.md, "Webhooks"), in the API description.
 SIGNATURE_TERMS = ("Gable-Event-Id", "Gable-Timestamp", "Gable-Signature", "v1=", "HMAC-SHA256",
@@ -239,9 +240,23 @@ def gable_checks(doc: dict, raw_size: int, server_url: str | None, c: Checks) ->
             f"api_key must be an http bearer scheme, got {api_key}")
     for path, method, op in operations(doc):
         where = f"{method.upper()} {path}"
-        # 429 can answer any authenticated operation: it is described once (the shared
-        # TooManyRequests response and info.description), never per operation.
-        c.check("429" not in op.get("responses", {}), f"{where}: documents 429, which is described once, not per operation")
+        # What the layers in front of every handler answer (docs/api.md, "The API
+        # description"): a bad Gable-Version and a declared body over 1 MiB everywhere; a
+        # credential's refusal, its rate limit and an unavailable database on every
+        # authenticated operation; an Idempotency-Key in use or reused on every POST.
+        responses = op.get("responses", {})
+        layered = {"400", "413"}
+        if path != "/v1/openapi.json":
+            layered |= {"401", "429", "503"}
+        if method == "post":
+            layered |= {"409", "422"}
+        c.check(layered <= set(responses), f"{where}: lacks {sorted(layered - set(responses))}, which the layers answer")
+        if "429" in responses:
+            too_many = deref(doc, responses["429"])
+            c.check({"Retry-After", "RateLimit", "RateLimit-Policy"} <= set(too_many.get("headers", {})),
+                    f"{where}: 429 lacks Retry-After or the RateLimit fields")
+        if "503" in responses:
+            c.check("Retry-After" in deref(doc, responses["503"]).get("headers", {}), f"{where}: 503 lacks Retry-After")
         op_id = op.get("operationId")
         if c.check(bool(op_id), f"{where}: no operationId"):
             c.check(op_id not in seen, f"operationId {op_id!r} used by {seen.get(op_id)} and {where}")
@@ -274,13 +289,26 @@ def gable_checks(doc: dict, raw_size: int, server_url: str | None, c: Checks) ->
             c.check(schema.get("additionalProperties") is False,
                     f"{where}: request body schema accepts unknown fields (additionalProperties is not false)")
 
+    # Links: each create's 201 leads to the operations on the record it made, by its id.
+    op_ids = {op.get("operationId"): path for path, _, op in operations(doc)}
+    for path, method, op in operations(doc):
+        if method != "post" or not re.fullmatch(r"/v1/[a-z-]+", path):
+            continue
+        links = op.get("responses", {}).get("201", {}).get("links", {})
+        c.check(bool(links), f"POST {path}: its 201 has no links")
+        for name, link in links.items():
+            target = op_ids.get(link.get("operationId"))
+            c.check(target is not None and target.startswith(path + "/{id}"),
+                    f"POST {path}: link {name} leads to {link.get('operationId')!r}, not an operation on the record")
+            c.check(link.get("parameters") == {"id": "$response.body#/data/id"}, f"POST {path}: link {name} does not pass the new id")
+
     # The webhook commands: each one POST with its id, its success and the statuses it can get.
     for path, (op_id, success, extra) in WEBHOOK_COMMANDS.items():
         op = paths.get(path, {}).get("post")
         if not c.check(op is not None, f"POST {path} is not described"):
             continue
         c.check(op.get("operationId") == op_id, f"POST {path}: operationId {op.get('operationId')!r}, expected {op_id!r}")
-        want = {success, "400", "401", "403", "404", "413", "415", "500", *extra}
+        want = {success, "400", "401", "403", "404", "409", "413", "415", "422", "429", "500", "503", *extra}
         got = set(op.get("responses", {}))
         c.check(got == want, f"POST {path}: responses {sorted(got)}, expected {sorted(want)}")
     # The sandbox clock: both operations, their statuses, the clock's schema.

@@ -14,14 +14,16 @@ from gable_api_client.api.properties import create_property
 from gable_api_client.api.units import create_unit, get_unit
 from gable_api_client.models import (
     Address,
+    Currency,
     Error,
     LeaseCreate,
+    LeaseField,
     LeaseFilter,
-    LeaseFilterFilterstatus,
     LeaseList,
-    ListLeasesFieldsleasesItem,
+    LeaseSortKey,
+    LeaseStatus,
     PropertyCreate,
-    PropertyCreateKind,
+    PropertyKind,
     UnitCreate,
 )
 
@@ -44,7 +46,7 @@ class GeneratedClient(unittest.TestCase):
         with client() as c:
             made = create_property.sync_detailed(
                 client=c,
-                body=PropertyCreate(name=f"Generated Court {RUN}", kind=PropertyCreateKind.RESIDENTIAL,
+                body=PropertyCreate(name=f"Generated Court {RUN}", kind=PropertyKind.RESIDENTIAL,
                                     address=Address(line1="1 Generated Way", city="Portland", country="US")),
                 idempotency_key=str(uuid.uuid4()),
             )
@@ -56,14 +58,14 @@ class GeneratedClient(unittest.TestCase):
             leases = [
                 create_lease.sync(
                     client=c,
-                    body=LeaseCreate(unit_id=unit.id, start_date=datetime.date(2027, 1, 1 + i), rent="1450.00", currency="USD"),
+                    body=LeaseCreate(unit_id=unit.id, start_date=datetime.date(2027, 1, 1 + i), rent="1450.00", currency=Currency.USD),
                 ).data
                 for i in range(3)
             ]
             options = dict(
                 filter_=LeaseFilter.from_dict({"filter[unit_id]": str(unit.id), "filter[status]": "draft"}),
-                fieldsleases=[ListLeasesFieldsleasesItem.STATUS, ListLeasesFieldsleasesItem.RENT],
-                sort="start_date",
+                fieldsleases=[LeaseField.STATUS, LeaseField.RENT],
+                sort=[LeaseSortKey.START_DATE],
                 limit=2,
             )
             page = list_leases.sync(client=c, **options)
@@ -74,7 +76,7 @@ class GeneratedClient(unittest.TestCase):
             self.assertEqual([lease.id for lease in rest.data], [leases[2].id])
             self.assertFalse(rest.meta.has_more)
             # The typed filter object, built field by field, sends the same query.
-            typed = LeaseFilter(filterunit_id=unit.id, filterstatus=LeaseFilterFilterstatus.ACTIVE)
+            typed = LeaseFilter(filterunit_id=unit.id, filterstatus=LeaseStatus.ACTIVE)
             self.assertEqual(list_leases.sync(client=c, filter_=typed).data, [], "no active lease on this unit")
 
     def test_errors_arrive_typed(self):

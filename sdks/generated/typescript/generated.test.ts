@@ -51,7 +51,7 @@ test("create a property, then list leases with a filter, a fieldset and a cursor
 
   const filter: LeaseFilter = { "filter[unit_id]": unitId, "filter[status]": "draft" };
   const first = await gable.GET("/v1/leases", {
-    params: { query: { filter, "fields[leases]": ["status", "rent"], sort: "start_date", limit: 2 } },
+    params: { query: { filter, "fields[leases]": ["status", "rent"], sort: ["start_date"], limit: 2 } },
   });
   assert.ok(first.data, JSON.stringify(first.error));
   assert.deepEqual(first.data.data.map((l) => l.id), leases.slice(0, 2));
@@ -60,7 +60,7 @@ test("create a property, then list leases with a filter, a fieldset and a cursor
 
   const rest = await gable.GET("/v1/leases", {
     params: {
-      query: { filter, "fields[leases]": ["status", "rent"], sort: "start_date", limit: 2, cursor: first.data.meta.next_cursor ?? undefined },
+      query: { filter, "fields[leases]": ["status", "rent"], sort: ["start_date"], limit: 2, cursor: first.data.meta.next_cursor ?? undefined },
     },
   });
   assert.ok(rest.data, JSON.stringify(rest.error));

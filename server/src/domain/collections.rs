@@ -573,7 +573,7 @@ pub static COLLECTIONS: &[Collection] = &[
         doc: "A requested report run.",
         fields: &[
             f("kind", Enum(&["rent_roll", "occupancy", "delinquency", "ledger"])).required().create_only().sort(),
-            f("parameters", Json(JsonShape::Object)).create_only(),
+            f("parameters", Json(JsonShape::ReportParameters)).create_only(),
             status(&["queued", "completed", "failed"], "queued"),
             f("result", Json(JsonShape::Object)).read_only(),
             f("completed_at", DateTime).read_only(),

@@ -11,6 +11,8 @@ use crate::error::{Error, Result};
 
 pub const DEFAULT_LIMIT: u32 = 25;
 pub const MAX_LIMIT: u32 = 100;
+/// Keys a `sort` may list.
+pub const MAX_SORT_KEYS: usize = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -213,9 +215,16 @@ fn parse_limit(v: &str) -> Result<u32> {
     Ok(n as u32)
 }
 
+/// `sort`: up to 4 comma-separated keys. A key on a field already given adds nothing to the
+/// order (its ties were broken already), and nothing after `id` can either, so those are
+/// dropped rather than refused: any list of sortable keys is a valid sort.
 fn parse_sort(c: &Collection, v: &str) -> Result<Vec<SortKey>> {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    if parts.len() > MAX_SORT_KEYS {
+        return Err(Error::parameter("sort", format!("at most {MAX_SORT_KEYS} keys")));
+    }
     let mut keys: Vec<SortKey> = vec![];
-    for part in v.split(',').map(str::trim) {
+    for part in parts {
         let (desc, name) = match part.strip_prefix('-') {
             Some(n) => (true, n),
             None => (false, part),
@@ -227,28 +236,22 @@ fn parse_sort(c: &Collection, v: &str) -> Result<Vec<SortKey>> {
         if !field.sortable {
             return Err(Error::parameter("sort", format!("`{name}` cannot be sorted on")));
         }
-        if keys.iter().any(|k| k.field.name == name) {
-            return Err(Error::parameter("sort", format!("`{name}` is given twice")));
+        if keys.iter().any(|k| k.field.name == "id" || k.field.name == name) {
+            continue;
         }
         keys.push(SortKey { field, desc });
-        if field.name == "id" {
-            break;
-        }
-    }
-    if keys.len() > 4 {
-        return Err(Error::parameter("sort", "at most 4 keys"));
     }
     Ok(keys)
 }
 
-/// A list-valued parameter (`fields[…]`, `filter[f][in]`, `filter[f][nin]`) may be repeated,
+/// A list-valued parameter (`sort`, `fields[…]`, `filter[f][in]`, `filter[f][nin]`) may be repeated,
 /// as form-style clients send arrays (`fields[units]=id&fields[units]=number`, which is how
 /// the API description's `explode: true` arrays serialise): the values are joined as if sent
 /// comma-separated. Any other repeated parameter stays a `400`.
 fn join_repeated_lists(pairs: &[(String, String)]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::with_capacity(pairs.len());
     for (k, v) in pairs {
-        let list_valued = k.starts_with("fields[") || k.ends_with("][in]") || k.ends_with("][nin]");
+        let list_valued = k == "sort" || k.starts_with("fields[") || k.ends_with("][in]") || k.ends_with("][nin]");
         if let Some((_, joined)) = out.iter_mut().find(|(seen, _)| list_valued && seen == k) {
             joined.push(',');
             joined.push_str(v);
@@ -383,17 +386,22 @@ mod tests {
             ("filter[status][in]", "active"),
             ("fields[leases]", "status,rent"),
             ("filter[status][in]", "draft"),
+            ("sort", "-start_date"),
+            ("sort", "created_at"),
         ])
         .unwrap();
+        assert_eq!(
+            l.sort.iter().map(|k| (k.field.name, k.desc)).collect::<Vec<_>>(),
+            vec![("start_date", true), ("created_at", false), ("id", false)]
+        );
         assert_eq!(l.fields.unwrap(), vec!["id", "status", "rent"]);
         assert_eq!(l.filters.len(), 1);
         assert_eq!(l.filters[0].raw, "active,draft");
         let same = q(&[("filter[status][in]", "active,draft")]).unwrap();
         assert_eq!(format!("{:?}", same.filters[0].values), format!("{:?}", l.filters[0].values));
-        for repeated in ["filter[status]", "filter[status][ne]", "sort", "limit", "cursor"] {
+        for repeated in ["filter[status]", "filter[status][ne]", "limit", "cursor"] {
             let value = match repeated {
                 "limit" => "5",
-                "sort" => "rent",
                 _ => "active",
             };
             match q(&[(repeated, value), (repeated, value)]) {
@@ -401,6 +409,19 @@ mod tests {
                 other => panic!("{repeated} twice: expected a parameter error, got {other:?}"),
             }
         }
+    }
+
+    /// Any list of up to four sortable keys sorts: a field given again, or anything after
+    /// `id`, adds nothing to the order and is dropped.
+    #[test]
+    fn a_sort_key_that_adds_nothing_is_dropped() {
+        let keys = |v: &str| q(&[("sort", v)]).map(|l| l.sort.iter().map(|k| (k.field.name, k.desc)).collect::<Vec<_>>());
+        assert_eq!(keys("start_date,-start_date").unwrap(), vec![("start_date", false), ("id", false)]);
+        assert_eq!(keys("id,start_date").unwrap(), vec![("id", false)]);
+        assert_eq!(keys("-start_date,start_date,-id,created_at").unwrap(), vec![("start_date", true), ("id", true)]);
+        assert!(keys("created_at,created_at,created_at,created_at,created_at").is_err(), "at most four keys, repeats included");
+        assert!(keys("start_date,").is_err(), "an empty key");
+        assert!(keys("id,rent").is_err(), "a key that cannot sort is refused wherever it is");
     }
 
     #[test]

@@ -70,8 +70,10 @@ pub enum JsonShape {
     InspectionItems,
     /// `[{name, relationship?, email?, phone?}]` (an application's references)
     References,
-    /// Any JSON object (event payloads, report parameters and results).
+    /// Any JSON object (event payloads, report results, delivery headers).
     Object,
+    /// `{property_id?, as_of?}`: what a report runs over (`domain::reports::Parameters`).
+    ReportParameters,
 }
 
 /// Who may write a field.

@@ -69,6 +69,16 @@ pub fn currency_exponent(code: &str) -> Option<u32> {
     EXPONENTS.get(code).copied()
 }
 
+/// Every ISO 4217 code Gable knows (its amounts accept them), in order, with its number of
+/// decimals: what the API description lists.
+pub fn currencies() -> Vec<(&'static str, u32)> {
+    let mut all: Vec<(&'static str, u32)> = <iso_currency::Currency as iso_currency::IntoEnumIterator>::iter()
+        .map(|c| (c.code(), c.exponent().map(u32::from).unwrap_or(0)))
+        .collect();
+    all.sort_unstable();
+    all
+}
+
 /// The largest amount Gable accepts, in major units: well inside an i64 of minor units
 /// and inside the range where a JSON number's shortest form is exact.
 const MAX_MAJOR: i64 = 1_000_000_000_000;
@@ -377,7 +387,8 @@ fn shape_check(p: &str, shape: JsonShape, raw: &Json) -> Result<Json> {
         OrderLines => (&["description", "quantity", "unit_amount"], &["description", "quantity", "unit_amount"]),
         InspectionItems => (&["name"], &["name", "condition", "notes"]),
         References => (&["name"], &["name", "relationship", "email", "phone"]),
-        Object => {
+        // Its keys and their values are `domain::reports::Parameters::parse`'s to check.
+        Object | ReportParameters => {
             if !raw.is_object() {
                 return Err(Error::validation(p, "must be an object"));
             }

@@ -121,7 +121,7 @@ fn key_of(req: &Request) -> Result<Option<String>> {
 }
 
 /// What makes two requests the same: method, path with query, and body.
-fn fingerprint(method: &Method, path: &str, body: &[u8]) -> String {
+pub fn fingerprint(method: &Method, path: &str, body: &[u8]) -> String {
     let mut h = Sha256::new();
     h.update(method.as_str().as_bytes());
     h.update(b" ");

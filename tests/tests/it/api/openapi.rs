@@ -1,6 +1,8 @@
 //! The API description tells the truth: every path and method `/v1/openapi.json` documents
 //! is served, every response status it documents for an operation can be produced by a
-//! request made for that operation, and every security scheme it documents is accepted.
+//! request made for that operation, every status the layers in front of the handlers can
+//! answer is documented on each operation they serve, and every security scheme it
+//! documents is accepted.
 //!
 //! Everything is read from the document the running server serves; the registry is used
 //! only to build requests (which fields reference what, which actions lead where). Each
@@ -78,6 +80,9 @@ struct Ctx<'a> {
     narrow: [(String, &'static str); 2],
     /// The world's records as the API returns them, by collection.
     records: BTreeMap<&'static str, Value>,
+    /// The sandbox address of a second node on the same database that allows one request
+    /// per second per credential: for `429`.
+    limited: String,
     failures: Vec<String>,
     checked: usize,
 }
@@ -164,6 +169,7 @@ async fn every_documented_status_is_served(app: &TestApp) {
         assert_eq!(r.status, 200, "world record {c}: {}", r.text);
         records.insert(*c, r.body["data"].clone());
     }
+    let limited = app.second_node().rate_limits(1, 1).spawn().await;
     let mut cx = Ctx {
         app,
         doc,
@@ -172,6 +178,7 @@ async fn every_documented_status_is_served(app: &TestApp) {
         live: false,
         narrow,
         records,
+        limited: limited.sandbox.clone(),
         failures: vec![],
         checked: 0,
     };
@@ -179,12 +186,19 @@ async fn every_documented_status_is_served(app: &TestApp) {
     let ops = operations(&cx.doc);
     check_security_schemes(&mut cx, &ops).await;
     check_refusals_in_words(&mut cx).await;
+    check_layers_are_documented(&mut cx, &ops).await;
 
     // Ordered so that nothing a later check needs is gone: the world's records are deleted
-    // (409 provokers) only after every other check, and the database closes (500) last.
-    for phase in [Phase::Plain, Phase::Actions, Phase::Deletes, Phase::Outage] {
-        if phase == Phase::Outage {
-            app.store.close().await;
+    // (409 provokers) only after every other check, then the database is kept busy (503),
+    // and it closes (500) last.
+    for phase in [Phase::Plain, Phase::Actions, Phase::Deletes, Phase::Busy, Phase::Outage] {
+        match phase {
+            Phase::Busy => {
+                provoke_busy(&mut cx, &ops).await;
+                continue;
+            }
+            Phase::Outage => app.store.close().await,
+            _ => {}
         }
         for op in &ops {
             let mut statuses: Vec<u16> = op.statuses.iter().copied().filter(|s| phase_of(op, *s) == phase).collect();
@@ -199,6 +213,7 @@ async fn every_documented_status_is_served(app: &TestApp) {
             }
         }
     }
+    limited.stop().await;
 
     let statuses: usize = ops.iter().map(|o| o.statuses.len()).sum();
     eprintln!(
@@ -373,12 +388,15 @@ enum Phase {
     Actions,
     /// Deletes: fresh copies, and the world's referenced records (which may go on failure).
     Deletes,
+    /// Every connection of a second node's database pool held: `503`, all at once.
+    Busy,
     /// The database closed: `500`.
     Outage,
 }
 
 fn phase_of(op: &Op, status: u16) -> Phase {
     match (op.kind, status) {
+        (_, 503) => Phase::Busy,
         (_, 500) => Phase::Outage,
         (Kind::Action, 200 | 409) => Phase::Actions,
         (Kind::Delete, 200 | 409) => Phase::Deletes,
@@ -424,6 +442,19 @@ async fn provoke(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
         _ => concrete(op, &cx.world_id(op.c().name)),
     };
     let method = op.method;
+    match status {
+        // A declared body over the limit, on any operation: refused before it is read.
+        413 if !matches!(op.kind, Kind::Create | Kind::Update | Kind::Action | Kind::Command | Kind::SandboxClock) => {
+            let huge = format!("{{\"pad\": \"{}\"}}", "x".repeat(TOO_LARGE)).into_bytes();
+            let path = if op.kind == Kind::Describe { op.path.clone() } else { valid(cx) };
+            return Some(cx.send_raw(method, &path, "application/json", huge).await);
+        }
+        429 => return Some(over_the_rate_limit(cx, op, &valid(cx)).await),
+        422 => return Some(key_reused(cx, op, &valid(cx)).await),
+        // A `POST` that conflicts with nothing else: its key is in use.
+        409 if op.method == "post" && !own_conflict(op) => return Some(key_in_use(cx, op, &valid(cx)).await),
+        _ => {}
+    }
     Some(match (op.kind, status) {
         (Kind::Describe, 200) => cx.send(None, method, &op.path, None).await,
         (Kind::Describe, 400) => {
@@ -518,6 +549,174 @@ async fn provoke(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
         }
         _ => return None,
     })
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the layers answer
+// ---------------------------------------------------------------------------------------------
+
+/// The statuses the layers in front of an operation's handler can answer, as this test
+/// knows the server's layers (`server/src/http/mod.rs`): every route checks `Gable-Version`
+/// (400) and a declared body size (413); every operation with a credential checks it (401)
+/// and its rate limit (429) and waits on the database (503); every `POST` holds its
+/// `Idempotency-Key` (409 while in use, 422 when used for another request).
+fn layer_statuses(op: &Op) -> Vec<u16> {
+    let mut s = vec![400, 413];
+    if op.kind != Kind::Describe {
+        s.extend([401, 429, 503]);
+    }
+    if op.method == "post" {
+        s.extend([409, 422]);
+    }
+    s
+}
+
+/// Whether a `POST`'s own handler can answer `409` (a state, a disabled subscription, a
+/// duplicate), beside the idempotency layer's.
+fn own_conflict(op: &Op) -> bool {
+    op.kind == Kind::Action || op.description.contains("`409 conflict`")
+}
+
+/// Every operation documents what its layers can answer; and every `POST` answers `409`
+/// for a key in use (counted where that is the only `409` it has, checked here for all).
+async fn check_layers_are_documented(cx: &mut Ctx<'_>, ops: &[Op]) {
+    for op in ops {
+        for status in layer_statuses(op) {
+            if !op.statuses.contains(&status) {
+                cx.fail(format!("{}: omits {status}, which the layers in front of it answer", op.name()));
+            }
+        }
+        if op.method == "post" && own_conflict(op) {
+            let path = match op.kind {
+                Kind::SandboxClock => op.path.clone(),
+                _ => concrete(op, &cx.world_id(op.c().name)),
+            };
+            let r = key_in_use(cx, op, &path).await;
+            if r.status != 409 || r.body["error"]["code"] != json!("idempotency_key_in_use") {
+                cx.fail(format!("{}: a key in use got {}: {}", op.name(), r.status, trim(&r.text)));
+            }
+        }
+    }
+}
+
+/// A request to the rate-limited node (one request per second per key), repeated until it
+/// is refused: `429` with `Retry-After` and the RateLimit fields.
+async fn over_the_rate_limit(cx: &mut Ctx<'_>, op: &Op, path: &str) -> Res {
+    let mut last = None;
+    for _ in 0..3 {
+        let method: reqwest::Method = op.method.to_uppercase().parse().expect("method");
+        let mut req = cx.app.client.request(method, format!("{}{path}", cx.limited)).bearer_auth(&cx.key).json(&json!({}));
+        if op.method == "post" {
+            req = req.header("Idempotency-Key", Uuid::new_v4().to_string());
+        }
+        let r = cx.app.raw(req).await;
+        if r.status == 429 {
+            for h in ["retry-after", "ratelimit", "ratelimit-policy"] {
+                if r.headers.get(h).is_none() {
+                    cx.fail(format!("{}: 429 without {h}", op.name()));
+                }
+            }
+            return r;
+        }
+        last = Some(r);
+    }
+    last.expect("three tries")
+}
+
+/// A key used once (the answer stored, a refusal included), then with another body: `422`.
+async fn key_reused(cx: &mut Ctx<'_>, op: &Op, path: &str) -> Res {
+    let (app, url, credential, key) = (cx.app, cx.url(path), cx.key.clone(), Uuid::new_v4().to_string());
+    let send = |body: Value| app.raw(app.client.post(&url).bearer_auth(&credential).header("Idempotency-Key", &key).json(&body));
+    let first = send(json!({ "no_such_field": 1 })).await;
+    if first.status >= 500 {
+        cx.fail(format!("{}: the first use of a key got {}", op.name(), first.status));
+    }
+    send(json!({ "no_such_field": 2 })).await
+}
+
+/// The same request again while the first still runs (here: its key reserved in the store
+/// as the idempotency layer reserves it, by a process that has not answered yet):
+/// `409 idempotency_key_in_use`, with `Retry-After`.
+async fn key_in_use(cx: &mut Ctx<'_>, op: &Op, path: &str) -> Res {
+    use gable::store::idempotency::{reserve, Owner, Request, KEEP};
+    let key = Uuid::new_v4().to_string();
+    let found = cx.app.store.find_key(&cx.key).await.expect("find key").expect("the key exists");
+    let owner = Owner { tenant: found.tenant_id, livemode: found.livemode, credential: found.id };
+    let fingerprint = gable::http::idempotency::fingerprint(&axum::http::Method::POST, path, b"{}");
+    let running = Request { key: key.clone(), fingerprint, method: "POST".into(), path: path.to_string() };
+    let now = cx.app.clock.now();
+    cx.app
+        .store
+        .in_tenant(owner.tenant, owner.livemode, gable::store::Intent::Write, async |tx| {
+            reserve(tx, &owner, &running, now, chrono::Duration::seconds(60), KEEP).await
+        })
+        .await
+        .expect("reserve");
+    let req = cx
+        .app
+        .client
+        .post(cx.url(path))
+        .bearer_auth(&cx.key)
+        .header("Idempotency-Key", &key)
+        .header("content-type", "application/json")
+        .body("{}");
+    let r = cx.app.raw(req).await;
+    if r.status == 409 && r.headers.get("retry-after").is_none() {
+        cx.fail(format!("{}: idempotency_key_in_use without Retry-After", op.name()));
+    }
+    r
+}
+
+/// `503` on every operation that documents it: a second node whose request timeout is 1 s,
+/// with every connection of its database pool held (as a burst of slow queries would hold
+/// them), answers each request, sent all at once, when its time is up.
+async fn provoke_busy(cx: &mut Ctx<'_>, ops: &[Op]) {
+    use gable::store::Intent;
+    let busy = cx.app.second_node().args(|a| a.request_timeout_secs = 1).spawn().await;
+    let pool = busy.store.connections();
+    let mut held = vec![busy.store.begin_system(Intent::Write).await.expect("the writer")];
+    // Every connection the pool can give (the node's own background work may hold one).
+    while held.len() < pool.max {
+        match busy.store.begin_system(Intent::Read).await {
+            Ok(tx) => held.push(tx),
+            Err(_) => break,
+        }
+    }
+    let mut requests = vec![];
+    for op in ops.iter().filter(|op| op.statuses.contains(&503)) {
+        let path = match op.kind {
+            Kind::Describe | Kind::List | Kind::Create | Kind::SandboxClock => op.path.clone(),
+            _ => concrete(op, &cx.world_id(op.c().name)),
+        };
+        let body = match op.kind {
+            Kind::Create => copy_body(cx, op.c()),
+            Kind::Command => command_body(cx, op),
+            Kind::SandboxClock if op.method == "post" => {
+                Some(json!({ "to": (cx.app.clock.now() + chrono::Duration::days(1)).to_rfc3339() }))
+            }
+            _ => update_body(op),
+        };
+        let method: reqwest::Method = op.method.to_uppercase().parse().expect("method");
+        let app = cx.app;
+        let mut req = app.client.request(method, format!("{}{path}", busy.sandbox)).bearer_auth(&cx.key);
+        if op.method == "post" {
+            req = req.header("Idempotency-Key", Uuid::new_v4().to_string());
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        requests.push((op, app.raw(req)));
+    }
+    let (ops_sent, sent): (Vec<&Op>, Vec<_>) = requests.into_iter().unzip();
+    let answers = futures::future::join_all(sent).await;
+    drop(held);
+    for (op, r) in ops_sent.into_iter().zip(answers) {
+        if r.status == 503 && r.headers.get("retry-after").is_none() {
+            cx.fail(format!("{}: 503 without Retry-After", op.name()));
+        }
+        judge(cx, op, 503, Some(r));
+    }
+    busy.stop().await;
 }
 
 /// The sandbox clock's statuses. An advance moves the tenant's sandbox a minute on, so
@@ -784,7 +983,7 @@ fn route(c: &Collection, from: &str, targets: &[&str]) -> Option<Vec<Step>> {
 }
 
 /// A body for an action: its required parameters, from its documented schema.
-fn action_body(schema: Option<&Value>) -> Option<Value> {
+fn action_body(doc: &Value, schema: Option<&Value>) -> Option<Value> {
     let schema = schema?;
     let required: Vec<&str> = schema["required"].as_array()?.iter().filter_map(Value::as_str).collect();
     if required.is_empty() {
@@ -792,7 +991,7 @@ fn action_body(schema: Option<&Value>) -> Option<Value> {
     }
     let mut body = Map::new();
     for name in required {
-        let p = &schema["properties"][name];
+        let p = resolve(doc, &schema["properties"][name]);
         let v = match (p["enum"].get(0), p["format"].as_str()) {
             (Some(first), _) => first.clone(),
             (None, Some("date")) => json!("2027-03-01"),
@@ -808,7 +1007,7 @@ async fn act(cx: &Ctx<'_>, c: &Collection, id: &str, a: &workflow::Action) -> Re
     let schema = cx.doc["paths"][format!("/v1/{}/{{id}}/{}", c.name, a.name)]["post"]
         .pointer("/requestBody/content/application~1json/schema")
         .map(|s| resolve(&cx.doc, s).clone());
-    cx.send(Some(&cx.key), "post", &format!("/v1/{}/{id}/{}", c.name, a.name), action_body(schema.as_ref()).as_ref()).await
+    cx.send(Some(&cx.key), "post", &format!("/v1/{}/{id}/{}", c.name, a.name), action_body(&cx.doc, schema.as_ref()).as_ref()).await
 }
 
 /// A new record of `c` in its first state, made like the world's: signatures belong to a

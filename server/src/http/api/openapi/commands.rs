@@ -48,12 +48,12 @@ pub(super) enum Body {
     Required(fn() -> ObjectBuilder),
 }
 
-/// Every command may meet a malformed id or body (400), no key (401), a key without the
-/// scope (403), an unknown id (404), a body over 1 MiB (413), one that is not JSON (415),
-/// and a failure on Gable's side (500).
-const ERRORS: &[u16] = &[400, 401, 403, 404, 413, 415, 500];
-/// As `ERRORS`, and the record's state refuses the command (409).
-const ERRORS_AND_CONFLICT: &[u16] = &[400, 401, 403, 404, 409, 413, 415, 500];
+/// Every command may meet a malformed id or body (400), a key without the scope (403), an
+/// unknown id (404), a body that is not JSON (415), and a failure on Gable's side (500);
+/// the layers of a `POST` add theirs (`errors::layered`).
+const ERRORS: &[u16] = &[400, 403, 404, 415, 500];
+/// As `ERRORS`, and the record's state refuses the command (`409 conflict`).
+const ERRORS_AND_CONFLICT: &[u16] = &[400, 403, 404, 409, 415, 500];
 
 /// The table. The replays and recoveries write new attempts into the delivery register; the
 /// delivery worker makes them at once, once (only attempts for new events are retried).
@@ -182,7 +182,8 @@ pub(super) fn path_item(cmd: &Command) -> PathItem {
                 .content("application/json", ContentBuilder::new().schema(Some(schema_ref(&cmd.body_schema_name()))).build())
         }
     };
-    let op = operation(c, cmd.operation_id.to_string(), cmd.summary.to_string(), cmd.errors, &cmd.scope())
+    let statuses = super::errors::with_layers(super::errors::Route::Api(super::errors::Method::Post), cmd.errors);
+    let op = operation(c, cmd.operation_id.to_string(), cmd.summary.to_string(), &statuses, &cmd.scope())
         .description(Some(format!("{} Needs the scope `{}`.", cmd.description, cmd.scope())))
         .parameter(super::paths::idempotency_parameter(false))
         .request_body(Some(body.build()))
@@ -284,7 +285,9 @@ mod tests {
             assert!(op["description"].as_str().unwrap().contains(&format!("Needs the scope `{}`.", cmd.scope())));
             let mut documented: Vec<u16> = op["responses"].as_object().unwrap().keys().map(|s| s.parse().unwrap()).collect();
             documented.sort_unstable();
-            let mut want: Vec<u16> = cmd.errors.iter().copied().chain([cmd.answer.0]).collect();
+            let layers =
+                super::super::errors::with_layers(super::super::errors::Route::Api(super::super::errors::Method::Post), cmd.errors);
+            let mut want: Vec<u16> = layers.into_iter().chain([cmd.answer.0]).collect();
             want.sort_unstable();
             assert_eq!(documented, want, "{}", cmd.path());
             let body = resolve(&d, &op["requestBody"]["content"]["application/json"]["schema"]);

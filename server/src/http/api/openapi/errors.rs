@@ -1,11 +1,10 @@
 //! Errors: the one error body (`components.schemas.Error`), one shared response per error
 //! status (`components.responses`), and which statuses each operation documents.
 //!
-//! An operation documents a status only when a request made for it can get that status
-//! (`tests/tests/it/api/openapi.rs` provokes each one on a running server). `429`
-//! (per-credential rate limits, `http::rate_limit`) can answer any authenticated operation;
-//! it is described once, as the shared `TooManyRequests` response with its headers and in
-//! `info.description`, and no operation lists it.
+//! An operation documents exactly the statuses a request made for it can get: what its
+//! handler answers, and what the layers in front of every handler answer (`layered`).
+//! `tests/tests/it/api/openapi.rs` provokes each documented status of each operation on a
+//! running server, and fails when an operation omits a status a layer gave it.
 
 use serde_json::json;
 use utoipa::openapi::content::ContentBuilder;
@@ -24,58 +23,105 @@ use crate::error::Error;
 // Which statuses each operation documents
 // ---------------------------------------------------------------------------------------------
 
-/// Every operation can fail on Gable's side (the database unreachable, say): `500`.
+/// Every operation that reads storage can fail on Gable's side: `500`.
 const INTERNAL: u16 = 500;
 
-/// `GET /v1/openapi.json`: an unknown `Gable-Version`. It reads no storage and needs no
-/// credential, so neither `401` nor `500` (short of a bug) can answer it.
-pub(super) fn describe_itself() -> Vec<u16> {
-    vec![400]
+/// What an operation is, for the layers in front of its handler (`http::router`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Route {
+    /// `GET /v1/openapi.json`: no credential, answered from memory.
+    Public,
+    /// Any other operation with this method: a credential, rate limits, storage.
+    Api(Method),
 }
 
-/// A list: bad parameters, no key, a key without the read scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Method {
+    Get,
+    Post,
+    Patch,
+    Delete,
+}
+
+/// The statuses the layers can answer before (or instead of) the handler:
+/// - every route: an unknown `Gable-Version` (`400`, `version`) and a declared body over
+///   1 MiB (`413`, `admission`: refused before it is read, whatever the method);
+/// - every operation with a credential: none or an invalid one (`401`, `auth`), over the
+///   credential's rate limit (`429`, `rate_limit`), and `503` when it runs past the request
+///   timeout or the database cannot serve it (`admission`, `Error::Unavailable`). The
+///   description itself is answered from memory, so neither can delay it;
+/// - every `POST`: its `Idempotency-Key` malformed (`400`) or in use by a request still
+///   running (`409 idempotency_key_in_use`), or used before for another request (`422`).
+pub(super) fn layered(route: Route) -> Vec<u16> {
+    let mut s = vec![400, 413];
+    if let Route::Api(method) = route {
+        s.extend([401, 429, 503]);
+        if method == Method::Post {
+            s.extend([409, 422]);
+        }
+    }
+    s
+}
+
+/// An operation's own statuses and its layers', in order, each once.
+pub(super) fn with_layers(route: Route, own: &[u16]) -> Vec<u16> {
+    let mut s = layered(route);
+    s.extend_from_slice(own);
+    s.sort_unstable();
+    s.dedup();
+    s
+}
+
+/// `GET /v1/openapi.json`: only its layers' (it reads no storage and needs no credential).
+pub(super) fn describe_itself() -> Vec<u16> {
+    with_layers(Route::Public, &[])
+}
+
+/// A list: bad parameters, a key without the read scope.
 pub(super) fn list(_: &Collection) -> Vec<u16> {
-    vec![400, 401, 403, INTERNAL]
+    with_layers(Route::Api(Method::Get), &[400, 403, INTERNAL])
 }
 
 /// A retrieval: as a list, and a record that does not exist (or is not visible).
 pub(super) fn get(_: &Collection) -> Vec<u16> {
-    vec![400, 401, 403, 404, INTERNAL]
+    with_layers(Route::Api(Method::Get), &[400, 403, 404, INTERNAL])
 }
 
-/// A create: `404` only when the body can name other records, `409` only where a create
-/// can conflict with other records.
+/// A create: `404` only when the body can name other records; `409` is the idempotency
+/// layer's everywhere, and also a conflict with other records where a create can have one.
 pub(super) fn create(c: &Collection) -> Vec<u16> {
-    let mut s = vec![400, 401, 403];
+    let mut s = vec![400, 403, 415, INTERNAL];
     if create_finds_records(c) {
         s.push(404);
     }
-    if crate::ops::create_answers(c).contains(&409) {
-        s.push(409);
-    }
-    s.extend([413, 415, INTERNAL]);
-    s
+    with_layers(Route::Api(Method::Post), &s)
 }
 
 /// An update: the record may be missing; no update conflicts (unique values and state
 /// rules are `400 validation_failed`, and statuses change through actions).
 pub(super) fn update(_: &Collection) -> Vec<u16> {
-    vec![400, 401, 403, 404, 413, 415, INTERNAL]
+    with_layers(Route::Api(Method::Patch), &[400, 403, 404, 415, INTERNAL])
 }
 
-/// A delete takes no body (so no `413`/`415`); `409` when other records can reference it.
+/// A delete takes no body (so no `415`); `409` when other records can reference it.
 pub(super) fn delete(c: &Collection) -> Vec<u16> {
-    let mut s = vec![400, 401, 403, 404];
+    let mut s = vec![400, 403, 404, INTERNAL];
     if delete_can_conflict(c) {
         s.push(409);
     }
-    s.push(INTERNAL);
-    s
+    with_layers(Route::Api(Method::Delete), &s)
 }
 
-/// An action: every action has states it does not leave, so `409` always.
+/// An action: every action has states it does not leave (`409`, also the idempotency
+/// layer's).
 pub(super) fn action(_: &Collection) -> Vec<u16> {
-    vec![400, 401, 403, 404, 409, 413, 415, INTERNAL]
+    with_layers(Route::Api(Method::Post), &[400, 403, 404, 409, 415, INTERNAL])
+}
+
+/// Whether a create can conflict with other records (`409 conflict`), beyond the
+/// idempotency layer's `409`: a create's description says so.
+pub(super) fn create_can_conflict(c: &Collection) -> bool {
+    crate::ops::create_answers(c).contains(&409)
 }
 
 /// Whether a create body can name a record that does not exist (`404` naming the field).
@@ -128,6 +174,7 @@ pub(super) fn known_errors() -> Vec<(u16, &'static str)> {
         Error::IdempotencyKeyInUse { retry_after_secs: 1 },
         Error::IdempotencyKeyReused(String::new()),
         Error::internal(anyhow::anyhow!("sample")),
+        Error::Unavailable { message: String::new(), retry_after_secs: 1 },
     ];
     samples
         .iter()
@@ -146,11 +193,21 @@ fn error_response_name(status: u16) -> (&'static str, &'static str) {
         403 => ("Forbidden", "The credential lacks the scope (named in `details.required_scope`) or the property."),
         404 => ("NotFound", "No such record visible to this credential (another tenant's records are never visible)."),
         405 => ("MethodNotAllowed", "The collection does not offer this method."),
-        409 => ("Conflict", "The request conflicts with the record's state or with other records."),
+        409 => (
+            "Conflict",
+            "The request conflicts with the record's state or with other records, or its `Idempotency-Key` is in use by a \
+             request still running (`idempotency_key_in_use`, with `Retry-After`: the seconds its hold has left at most).",
+        ),
         413 => ("PayloadTooLarge", "The request body is larger than 1 MiB."),
         415 => ("UnsupportedMediaType", "The body is not sent as `Content-Type: application/json`."),
         422 => ("IdempotencyKeyReused", "The `Idempotency-Key` was used for another request (method, path or body); use a new key."),
         429 => ("TooManyRequests", "The credential is over its rate limit; retry after `Retry-After` seconds."),
+        503 => (
+            "ServiceUnavailable",
+            "Gable could not serve the request in time: the database is unreachable or busy, or the request ran past the \
+             request timeout. A refused write changed nothing, and a write cut by the timeout is safe to retry with the \
+             same `Idempotency-Key`. Retry after `Retry-After` seconds.",
+        ),
         _ => ("InternalError", "Something went wrong on Gable's side; the message holds no internals."),
     }
 }
@@ -177,10 +234,10 @@ pub(super) fn responses(mut b: ComponentsBuilder) -> ComponentsBuilder {
         let codes: Vec<&str> = known.iter().filter(|(s, _)| *s == status).map(|(_, c)| *c).collect();
         let (name, what) = error_response_name(status);
         let listed: Vec<String> = codes.iter().map(|c| format!("`{c}`")).collect();
-        let headers = if status == 429 {
-            with_rate_limit_headers(with_standard_headers(ResponseBuilder::new()))
-        } else {
-            with_standard_headers(ResponseBuilder::new())
+        let headers = match status {
+            429 => with_rate_limit_headers(with_standard_headers(ResponseBuilder::new())),
+            409 | 503 => with_standard_headers(ResponseBuilder::new()).header("Retry-After", retry_after(status)),
+            _ => with_standard_headers(ResponseBuilder::new()),
         };
         let resp = headers.description(format!("{what} Codes: {}.", listed.join(", "))).content(
             "application/json",
@@ -196,6 +253,16 @@ pub(super) fn responses(mut b: ComponentsBuilder) -> ComponentsBuilder {
         b = b.response(name, resp.build());
     }
     b
+}
+
+/// `Retry-After` on a `409` (only with `idempotency_key_in_use`) and a `503`.
+fn retry_after(status: u16) -> utoipa::openapi::header::Header {
+    let description = if status == 409 {
+        "With `idempotency_key_in_use` only: whole seconds until the running request's hold on the key ends at the latest."
+    } else {
+        "Whole seconds after which a retry may succeed."
+    };
+    HeaderBuilder::new().schema(ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(1))).description(Some(description)).build()
 }
 
 /// `Retry-After` and the rate-limit fields of a refused request (`http::rate_limit`).
@@ -264,9 +331,24 @@ mod tests {
                 }
             }
         }
-        // 429 is described once, not per operation (see the module's doc).
-        for item in d["paths"].as_object().unwrap().values() {
-            assert!(item.as_object().unwrap().values().all(|op| op["responses"].get("429").is_none()));
+        // What the layers answer is on every operation they stand in front of.
+        for (path, item) in d["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap().iter().filter(|(_, v)| v.get("responses").is_some()) {
+                let has = |s: &str| op["responses"].get(s).is_some();
+                let authenticated = path != "/v1/openapi.json";
+                for s in ["400", "413"] {
+                    assert!(has(s), "{method} {path} lacks {s}");
+                }
+                for s in ["401", "429", "503"] {
+                    assert_eq!(has(s), authenticated, "{method} {path}: {s}");
+                }
+                for s in ["409", "422"] {
+                    assert!(method != "post" || has(s), "{method} {path} lacks {s}");
+                }
+            }
+        }
+        for (name, header) in [("Conflict", "Retry-After"), ("ServiceUnavailable", "Retry-After")] {
+            assert!(d["components"]["responses"][name]["headers"][header].is_object(), "{name} lacks {header}");
         }
         let too_many = &d["components"]["responses"]["TooManyRequests"];
         assert!(too_many["description"].as_str().unwrap().contains("`rate_limited`"), "{too_many}");
@@ -292,10 +374,11 @@ mod tests {
         // Roles name no other record; leases name their unit.
         assert!(!has(&responses("/v1/roles".into(), "post"), "404"));
         assert!(has(&responses("/v1/leases".into(), "post"), "404"));
-        assert!(has(&responses("/v1/accounting-entries".into(), "post"), "409"));
-        assert!(!has(&responses("/v1/units".into(), "post"), "409"));
+        // Every POST may meet a key in use; only some creates conflict with other records.
+        let conflict_text = |path: &str| d["paths"][path]["post"]["description"].as_str().unwrap().contains("`409 conflict`");
+        assert!(conflict_text("/v1/accounting-entries") && !conflict_text("/v1/units"));
         assert!(!has(&responses("/v1/units/{id}".into(), "patch"), "409"));
-        assert_eq!(responses("/v1/openapi.json".into(), "get").iter().filter(|s| s.starts_with('4') || s.starts_with('5')).count(), 1);
+        assert_eq!(responses("/v1/openapi.json".into(), "get").iter().filter(|s| s.starts_with('4') || s.starts_with('5')).count(), 2);
         // Referenced only by the delivery register, whose attempts go with their subscription.
         assert!(!has(&responses("/v1/webhooks/{id}".into(), "delete"), "409"));
     }

@@ -35,6 +35,7 @@
 mod commands;
 mod errors;
 mod events;
+mod links;
 mod paths;
 mod sandbox;
 mod schemas;
@@ -116,6 +117,8 @@ pub fn document(public_url: &str) -> Json {
     let mut doc = serde_json::to_value(&api).expect("an OpenAPI document serialises to JSON");
     hoist_shared(&mut doc);
     schemas::add_cross_field_rules(&mut doc);
+    paths::add_filter_rules(&mut doc);
+    links::add_links(&mut doc);
     events::add_webhooks(&mut doc);
     doc
 }
@@ -131,9 +134,12 @@ fn api_description() -> String {
          has_more}}}}`; every error is `{{error: {{code, message, request_id, param?, details?}}}}`. \
          Every response has a `Request-Id` header and echoes `Gable-Version`.\n\n\
          **Lists.** `limit` (1–{max}, default {default}), opaque `cursor` from `meta.next_cursor`, \
-         `sort` (comma-separated keys, `-` for descending, `id` breaks ties), `fields[<collection>]` \
-         (sparse fieldset; `id` and `object` are always returned) and `filter[<field>]` / \
-         `filter[<field>][<op>]` with `eq ne gt gte lt lte in nin exists`. Unknown or unsupported \
+         `sort` (comma-separated sortable keys, `-` for descending, `id` breaks ties), `fields[<collection>]` \
+         (sparse fieldset; `id` and `object` are always returned) and the filters: `filter[<field>]=<value>` \
+         (equals) and `filter[<field>][<op>]=<value>` with `ne` (does not equal; records without a value \
+         included), `gt`, `gte`, `lt`, `lte` (compares), `in`, `nin` (is one of, is none of: a comma-separated \
+         list, or the key repeated) and `exists` (`true`: has a value, `false`: has none). All filters given \
+         must hold. A filter on an amount needs `filter[currency]` beside it. Unknown or unsupported \
          parameters are `400`, never ignored.\n\n\
          **Writes.** Unknown fields are refused (`400 validation_failed` naming the field). Money is a \
          decimal amount in the major unit of the record's ISO 4217 `currency`, never with more \
@@ -146,10 +152,16 @@ fn api_description() -> String {
          (`\"default\";r=<remaining>;t=<seconds until the full quota is back>`). Over the limit any \
          authenticated operation answers `429 rate_limited` (the `TooManyRequests` response) with \
          `Retry-After` in whole seconds, and the refused request does nothing.\n\n\
+         **Availability.** Any operation that reads or writes data may answer `503 service_unavailable` \
+         (the `ServiceUnavailable` response, with `Retry-After`) when the database cannot serve it in time \
+         or the request runs past the server's request timeout: a refused write changed nothing, and a write \
+         the timeout cut may be retried safely with the same `Idempotency-Key`. A body over 1 MiB is \
+         `413` on any operation, refused before it is read.\n\n\
          **Idempotency.** Every `POST` takes an `Idempotency-Key` header (required on `POST /v1/payments`): \
          the same key with the same request replays the stored answer with `Idempotent-Replayed: true`; \
-         while the first request runs, any `POST` with its key answers `409 idempotency_key_in_use`; with \
-         another method, path or body `422 idempotency_key_reused` (the `IdempotencyKeyReused` response). \
+         while the first request runs, the same request again answers `409 idempotency_key_in_use` (with \
+         `Retry-After`); with another method, path or body `422 idempotency_key_reused` (the \
+         `IdempotencyKeyReused` response). Every `POST` documents both. \
          Refusals are stored and replayed too; keys are kept 24 hours.\n\n\
          **Sandbox.** On the sandbox address, `POST /v1/payments` is `createTestPayment`: `scenario` \
          (`succeeded`, `failed`, `reversed`) is required and runs at once, so a sandbox payment is never \
@@ -291,19 +303,31 @@ fn with_standard_headers(r: ResponseBuilder) -> ResponseBuilder {
 
 /// Parameters defined once in `components.parameters` and referenced everywhere:
 /// (name, in, component key).
-const SHARED_PARAMETERS: &[(&str, &str, &str)] =
-    &[("Gable-Version", "header", "GableVersion"), ("limit", "query", "limit"), ("cursor", "query", "cursor")];
+const SHARED_PARAMETERS: &[(&str, &str, &str)] = &[
+    ("Gable-Version", "header", "GableVersion"),
+    ("Idempotency-Key", "header", "IdempotencyKey"),
+    ("limit", "query", "limit"),
+    ("cursor", "query", "cursor"),
+    ("id", "path", "id"),
+];
 /// Response headers defined once in `components.headers`.
 const SHARED_HEADERS: &[&str] = &["Request-Id", "Gable-Version", "RateLimit-Policy", "RateLimit"];
 
-/// Moves the shared parameters and response headers, built inline, into
-/// `components.parameters` / `components.headers` and leaves `$ref`s in their place. An
-/// occurrence that differs from the first one stays inline, so nothing is ever lost.
+/// Moves the shared parameters, response headers and success responses, built inline, into
+/// `components.parameters` / `components.headers` / `components.responses` and leaves
+/// `$ref`s in their place. An occurrence that differs from the first one stays inline, so
+/// nothing is ever lost.
 fn hoist_shared(doc: &mut Json) {
     let mut parameters = Map::new();
     let mut headers = Map::new();
+    let mut successes = Map::new();
     if let Some(paths) = doc.get_mut("paths").and_then(Json::as_object_mut) {
         for item in paths.values_mut().filter_map(Json::as_object_mut) {
+            if let Some(ps) = item.get_mut("parameters").and_then(Json::as_array_mut) {
+                for p in ps {
+                    hoist_parameter(p, &mut parameters);
+                }
+            }
             // Operations are the entries with responses (not `summary`, `parameters`, …).
             for op in item.values_mut().filter(|v| v.get("responses").is_some()) {
                 if let Some(ps) = op.get_mut("parameters").and_then(Json::as_array_mut) {
@@ -312,8 +336,12 @@ fn hoist_shared(doc: &mut Json) {
                     }
                 }
                 if let Some(rs) = op.get_mut("responses").and_then(Json::as_object_mut) {
-                    for r in rs.values_mut() {
+                    for (status, r) in rs.iter_mut() {
                         hoist_headers(r, &mut headers);
+                        // A create's `201` is its own: it gets the create's links (`links`).
+                        if status == "200" {
+                            hoist_success(r, &mut successes);
+                        }
                     }
                 }
             }
@@ -325,6 +353,9 @@ fn hoist_shared(doc: &mut Json) {
                 hoist_headers(r, &mut headers);
             }
         }
+        if let Some(rs) = components.get_mut("responses").and_then(Json::as_object_mut) {
+            rs.extend(successes);
+        }
         components.insert("parameters".into(), Json::Object(parameters));
         components.insert("headers".into(), Json::Object(headers));
     }
@@ -335,10 +366,28 @@ fn hoist_parameter(p: &mut Json, shared: &mut Map<String, Json>) {
     let Some(&(_, _, key)) = SHARED_PARAMETERS.iter().find(|(n, l, _)| Some(*n) == name && Some(*l) == location) else {
         return;
     };
-    if shared.get(key).is_some_and(|first| first != p) {
+    // A parameter some operations require (`Idempotency-Key` on payments) is shared as two.
+    let key = if p.get("required") == Some(&Json::Bool(true)) { format!("{key}Required") } else { key.to_string() };
+    if shared.get(&key).is_some_and(|first| first != p) {
         return;
     }
     let definition = std::mem::replace(p, json!({ "$ref": format!("#/components/parameters/{key}") }));
+    shared.entry(key).or_insert(definition);
+}
+
+/// A success response, shared under its body's name (`UnitEnvelope` → `Unit`): the
+/// retrieval, update and actions of a collection answer the same.
+fn hoist_success(response: &mut Json, shared: &mut Map<String, Json>) {
+    if response.get("links").is_some() || response.get("$ref").is_some() {
+        return;
+    }
+    let Some(schema) = response.pointer("/content/application~1json/schema/$ref").and_then(Json::as_str) else { return };
+    let name = schema.trim_start_matches("#/components/schemas/");
+    let key = name.strip_suffix("Envelope").unwrap_or(name).to_string();
+    if shared.get(&key).is_some_and(|first| first != response) {
+        return;
+    }
+    let definition = std::mem::replace(response, json!({ "$ref": format!("#/components/responses/{key}") }));
     shared.entry(key).or_insert(definition);
 }
 

@@ -8,7 +8,7 @@ use utoipa::openapi::path::{
     HttpMethod, Operation, OperationBuilder, Parameter, ParameterBuilder, ParameterIn, ParameterStyle, PathItemBuilder,
 };
 use utoipa::openapi::request_body::{RequestBody, RequestBodyBuilder};
-use utoipa::openapi::schema::{AdditionalProperties, Object};
+use utoipa::openapi::schema::AdditionalProperties;
 use utoipa::openapi::{
     ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, PathItem, Paths, PathsBuilder, RefOr, Required, ResponseBuilder, Schema,
     SchemaFormat, Type,
@@ -16,12 +16,12 @@ use utoipa::openapi::{
 
 use super::commands;
 use super::errors::{self, with_errors};
-use super::schemas::{field_schema, secret_on_create, ty_schema, uuid, Side};
+use super::schemas::{enum_schema_name, field_schema, field_schema_as, secret_on_create, ty_schema, uuid, Side};
 use utoipa::openapi::security::SecurityRequirement;
 
 use super::{a_record, offers, pascal, schema_ref, with_standard_headers};
 use crate::domain::collections::COLLECTIONS;
-use crate::domain::list::{DEFAULT_LIMIT, MAX_LIMIT};
+use crate::domain::list::{DEFAULT_LIMIT, MAX_LIMIT, MAX_SORT_KEYS};
 use crate::domain::registry::{Collection, Field, Ty, WriteOp, CREATED_AT, ID, SYSTEM_FIELDS, UPDATED_AT};
 use crate::domain::workflow::{self, Action, Input};
 use crate::http::version;
@@ -159,6 +159,9 @@ fn create_operation(c: &'static Collection) -> Operation {
     if errors::create_finds_records(c) {
         description.push_str(" Referenced records must exist in the same tenant and environment (`404` naming the field otherwise).");
     }
+    if errors::create_can_conflict(c) {
+        description.push_str(" One that conflicts with an existing record is `409 conflict`.");
+    }
     operation(c, format!("create_{}", c.object), format!("Create {}", a_record(c)), &errors::create(c), &c.write_scope())
         .description(Some(description))
         .parameter(idempotency_parameter(c.name == "payments"))
@@ -175,7 +178,7 @@ fn update_operation(c: &'static Collection) -> Operation {
             c.write_scope()
         )))
         .request_body(Some(json_body(&format!("{name}Update"))))
-        .response("200", success(&format!("The updated {}.", c.object.replace('_', " ")), &format!("{name}Envelope")))
+        .response("200", success(&format!("The {}.", c.object.replace('_', " ")), &format!("{name}Envelope")))
         .build()
 }
 
@@ -186,7 +189,7 @@ fn delete_operation(c: &'static Collection) -> Operation {
     }
     operation(c, format!("delete_{}", c.object), format!("Delete {}", a_record(c)), &errors::delete(c), &c.write_scope())
         .description(Some(description))
-        .response("200", success(&format!("The {} was deleted.", c.object.replace('_', " ")), "DeletedEnvelope"))
+        .response("200", success("The record was deleted.", "DeletedEnvelope"))
         .build()
 }
 
@@ -212,13 +215,13 @@ fn action_path(c: &'static Collection, a: &'static Action) -> PathItem {
     )
     .description(Some(description))
     .parameter(idempotency_parameter(false))
-    .response("200", success(&format!("The {} after the action.", c.object.replace('_', " ")), &format!("{}Envelope", pascal(c.object))));
+    .response("200", success(&format!("The {}.", c.object.replace('_', " ")), &format!("{}Envelope", pascal(c.object))));
     // The body is optional and carries only the action's parameters.
     let mut body = ObjectBuilder::new().schema_type(Type::Object).additional_properties(Some(AdditionalProperties::FreeForm(false)));
     let mut required = Required::False;
     for (p, needed) in a.input.fields() {
         if let Some(f) = c.field(p) {
-            body = body.property(p, field_schema(f, Side::Request));
+            body = body.property(p, field_schema_as(c, f, Side::Request, f.nullable() && !needed));
             if needed {
                 body = body.required(p);
                 required = Required::True;
@@ -248,7 +251,7 @@ fn convert_body(target: &str) -> ObjectBuilder {
         .additional_properties(Some(AdditionalProperties::FreeForm(false)))
         .description(Some("The draft lease to make. `rent`, `deposit` and `currency` default to the listing's."));
     for f in crate::domain::validate::create_fields(c).filter(|f| !crate::ops::SET_BY_CONVERT.contains(&f.name)) {
-        body = body.property(f.name, field_schema(f, Side::Request));
+        body = body.property(f.name, field_schema(c, f, Side::Request));
     }
     body.required("start_date")
 }
@@ -305,16 +308,23 @@ pub(super) fn idempotency_parameter(required: bool) -> Parameter {
              method, path or body `422 idempotency_key_reused`. 8 to 200 visible ASCII characters (a UUID is a good key), \
              kept 24 hours per credential. Required on `POST /v1/payments` (`400 missing_idempotency_key`).",
         ))
-        .schema(Some(ObjectBuilder::new().schema_type(Type::String).min_length(Some(8)).max_length(Some(200))))
+        .schema(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(8))
+                .max_length(Some(200))
+                // Visible ASCII, as `http::idempotency::key_of` checks it.
+                .pattern(Some("^[!-~]{8,200}$")),
+        ))
         .build()
 }
 
-pub(super) fn id_parameter(c: &Collection) -> Parameter {
+pub(super) fn id_parameter(_: &Collection) -> Parameter {
     ParameterBuilder::new()
         .name("id")
         .parameter_in(ParameterIn::Path)
         .required(Required::True)
-        .description(Some(format!("The id of the {}.", c.object.replace('_', " "))))
+        .description(Some("The record's id."))
         .schema(Some(uuid()))
         .build()
 }
@@ -345,9 +355,10 @@ fn list_parameters(c: &'static Collection) -> Vec<Parameter> {
         .build(),
         query(
             "cursor",
-            "`meta.next_cursor` of the previous page. Bound to the list's sort and filters; a cursor that \
-             does not fit is `400 invalid_cursor`.",
-            ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)),
+            "`meta.next_cursor` of the previous page, as it was given: an opaque token signed by Gable and bound to \
+             the list's sort and filters. One Gable did not issue, or for another list, is `400 invalid_cursor`.",
+            // `domain::cursor`: base64url payload, a dot, base64url of a 16-byte tag.
+            ObjectBuilder::new().schema_type(Type::String).pattern(Some(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$")),
         )
         .build(),
         sort_parameter(c),
@@ -356,17 +367,27 @@ fn list_parameters(c: &'static Collection) -> Vec<Parameter> {
     ]
 }
 
+/// The fields a list can be sorted on, as `domain::list::parse_sort` accepts them.
+fn sortable(c: &'static Collection) -> impl Iterator<Item = &'static Field> {
+    list_fields(c).filter(|f| f.sortable)
+}
+
+/// The name of a collection's sort key enum in `components.schemas`.
+fn sort_key_schema_name(c: &Collection) -> String {
+    format!("{}SortKey", pascal(c.object))
+}
+
+/// `sort` as what it is: a comma-separated list (`form`, not exploded) of 1 to 4 keys,
+/// each a sortable field, ascending or with `-` descending. The keys are one enum per
+/// collection (`<Object>SortKey`).
 fn sort_parameter(c: &'static Collection) -> Parameter {
-    let keys: Vec<String> = list_fields(c).filter(|f| f.sortable).map(|f| format!("`{}`", f.name)).collect();
     query(
         "sort",
-        format!(
-            "Comma-separated sort keys (at most 4), each optionally prefixed with `-` for descending, e.g. \
-             `-created_at`. Default `-created_at`; `id` is appended to break ties. Sortable: {}.",
-            keys.join(", ")
-        ),
-        ObjectBuilder::new().schema_type(Type::String).pattern(Some(r"^-?[a-z_]+(,-?[a-z_]+){0,3}$")),
+        format!("Up to {MAX_SORT_KEYS} keys, comma-separated; `-` descends. Default `-created_at`; `id` breaks ties."),
+        ArrayBuilder::new().items(schema_ref(&sort_key_schema_name(c))).min_items(Some(1)).max_items(Some(MAX_SORT_KEYS)),
     )
+    .style(Some(ParameterStyle::Form))
+    .explode(Some(false))
     .build()
 }
 
@@ -385,13 +406,17 @@ fn selectable(c: &Collection) -> Vec<&'static str> {
 fn fields_parameter(c: &Collection) -> Parameter {
     query(
         format!("fields[{}]", c.name),
-        "Sparse fieldset: only these fields are returned (`id` and `object` always are). Repeat the parameter \
-         or separate the names with commas.",
-        ArrayBuilder::new().items(ObjectBuilder::new().schema_type(Type::String).enum_values(Some(selectable(c)))).min_items(Some(1)),
+        "Only these fields (`id` and `object` always come); repeated or comma-separated.",
+        ArrayBuilder::new().items(schema_ref(&field_name_schema_name(c))).min_items(Some(1)),
     )
     .style(Some(ParameterStyle::Form))
     .explode(Some(true))
     .build()
+}
+
+/// The name of the enum of a collection's field names (sparse fieldsets).
+fn field_name_schema_name(c: &Collection) -> String {
+    format!("{}Field", pascal(c.object))
 }
 
 /// The name of a collection's filter schema in `components.schemas`.
@@ -406,23 +431,38 @@ fn filter_schema_name(c: &Collection) -> String {
 /// instead of one per field and operator (leases had 76). A `deepObject` would need nested
 /// objects for the operators, which neither the specification nor common generators define.
 fn filter_parameter(c: &Collection) -> Parameter {
-    query(
-        "filter",
-        "The filters, each property its own query parameter: `filter[<field>]=<value>` (equality) and \
-         `filter[<field>][<op>]=<value>` (`ne`, `gt`, `gte`, `lt`, `lte`, `in`, `nin`, `exists`). All given must \
-         hold. `in`/`nin` take a comma-separated list or the key repeated. An unknown field or operator is `400` \
-         naming it.",
-        schema_ref(&filter_schema_name(c)),
-    )
-    .style(Some(ParameterStyle::Form))
-    .explode(Some(true))
-    .build()
+    query("filter", "The filters, one query parameter per property; all must hold.", schema_ref(&filter_schema_name(c)))
+        .style(Some(ParameterStyle::Form))
+        .explode(Some(true))
+        .build()
 }
 
-/// `components.schemas.<Object>Filter` for every collection.
+/// `components.schemas.<Object>Filter` and `<Object>SortKey` for every collection.
 pub(super) fn register_filters(mut b: ComponentsBuilder) -> ComponentsBuilder {
     for c in COLLECTIONS {
-        b = b.schema(filter_schema_name(c), filter_schema(c));
+        let keys: Vec<String> = sortable(c).flat_map(|f| [f.name.to_string(), format!("-{}", f.name)]).collect();
+        let sort_keys = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some(format!("A key to sort {} by: a field, ascending, or with `-` descending.", c.name)))
+            .enum_values(Some(keys));
+        let field_names = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some(format!("A field of {} (sparse fieldsets).", c.name)))
+            .enum_values(Some(selectable(c)));
+        b = b
+            .schema(filter_schema_name(c), filter_schema(c))
+            .schema(sort_key_schema_name(c), sort_keys)
+            .schema(field_name_schema_name(c), field_names);
+    }
+    let mut lists = std::collections::BTreeMap::new();
+    for c in COLLECTIONS {
+        for f in list_fields(c).filter(|f| f.filterable && filter_value_schema(c, f).is_some()) {
+            let (name, schema) = list_schema(c, f);
+            lists.entry(name).or_insert(schema);
+        }
+    }
+    for (name, schema) in lists {
+        b = b.schema(name, schema);
     }
     b
 }
@@ -435,11 +475,40 @@ fn filter_schema(c: &'static Collection) -> Schema {
         .description(Some(format!("Filters on {}: each property is one query parameter, named as sent.", c.name)))
         .additional_properties(Some(AdditionalProperties::FreeForm(false)));
     for f in list_fields(c).filter(|f| f.filterable) {
-        for (key, schema) in filter_properties(f) {
+        for (key, schema) in filter_properties(c, f) {
             o = o.property(key, schema);
         }
     }
     o.build().into()
+}
+
+/// The filters on amounts, which need `filter[currency]` beside them: the rule
+/// `add_filter_rules` states as `dependentRequired`.
+pub(super) fn money_filter_keys(c: &'static Collection) -> Vec<String> {
+    list_fields(c)
+        .filter(|f| f.filterable && f.ty == Ty::Money)
+        .flat_map(|f| {
+            std::iter::once(format!("filter[{}]", f.name))
+                .chain(filter_ops(f).into_iter().map(move |op| format!("filter[{}][{op}]", f.name)))
+        })
+        .collect()
+}
+
+/// Adds to each `<Object>Filter` the rule utoipa's builder cannot hold: an amount filter
+/// needs `filter[currency]` (`dependentRequired`), since amounts compare in its minor units.
+pub(super) fn add_filter_rules(doc: &mut serde_json::Value) {
+    for c in COLLECTIONS {
+        let keys = money_filter_keys(c);
+        if keys.is_empty() {
+            continue;
+        }
+        let Some(schema) = doc.pointer_mut(&format!("/components/schemas/{}", filter_schema_name(c))).and_then(|s| s.as_object_mut())
+        else {
+            continue;
+        };
+        let rule: serde_json::Map<String, serde_json::Value> = keys.into_iter().map(|k| (k, json!(["filter[currency]"]))).collect();
+        schema.insert("dependentRequired".into(), serde_json::Value::Object(rule));
+    }
 }
 
 /// The operators a field's filter takes besides equality, mirroring `ListQuery::parse`:
@@ -463,57 +532,89 @@ fn can_be_missing(f: &Field) -> bool {
 }
 
 /// `filter[f]` (equality) and one `filter[f][op]` per operator the field takes, with the
-/// schema of each.
-fn filter_properties(f: &Field) -> Vec<(String, RefOr<Schema>)> {
-    let Some(value) = filter_value_schema(f) else { return vec![] };
-    let money_note = if f.ty == Ty::Money { " Needs `filter[currency]` too: amounts are compared in that currency." } else { "" };
-    let described = |mut schema: Object, what: String| -> RefOr<Schema> {
-        schema.description = Some(format!("Only records whose `{}` {what}.{money_note}", f.name));
-        schema.into()
-    };
+/// schema of each. What the operators mean is said once, in `info.description`, and the
+/// lists that `in` and `nin` take are shared components (`<Type>List`): the description
+/// holds thousands of these keys.
+fn filter_properties(c: &Collection, f: &Field) -> Vec<(String, RefOr<Schema>)> {
+    let Some(value) = filter_value_schema(c, f) else { return vec![] };
     let base = format!("filter[{}]", f.name);
-    let mut props = vec![(base.clone(), described(value.clone(), "equals this".into()))];
+    let mut props = vec![(base.clone(), value.clone())];
     for op in filter_ops(f) {
         let schema = match op {
             // A comma-separated string rather than an array: an array inside the `filter`
             // object is a nested structure that openapi-fetch refuses to serialise.
-            "in" | "nin" => {
-                let what = if op == "in" { "is one of these" } else { "is none of these" };
-                let mut list = ObjectBuilder::new().schema_type(Type::String).min_length(Some(1));
-                if let Ty::Enum(values) = f.ty {
-                    let one = values.join("|");
-                    list = list.pattern(Some(format!("^({one})(,({one}))*$")));
-                }
-                described(list.build(), format!("{what} (comma-separated, up to 100)"))
-            }
-            "exists" => described(ObjectBuilder::new().schema_type(Type::Boolean).build(), "is set (`true`) or is not (`false`)".into()),
-            _ => {
-                let what = match op {
-                    "ne" => "does not equal this",
-                    "gt" => "is greater than this",
-                    "gte" => "is greater than or equal to this",
-                    "lt" => "is less than this",
-                    _ => "is less than or equal to this",
-                };
-                described(value.clone(), what.into())
-            }
+            "in" | "nin" => schema_ref(&list_schema(c, f).0),
+            "exists" => ObjectBuilder::new().schema_type(Type::Boolean).build().into(),
+            _ => value.clone(),
         };
         props.push((format!("{base}[{op}]"), schema));
     }
     props
 }
 
-/// The schema of one filter value (always an inline schema: the types whose schema is a
-/// reference or an array cannot be filtered on), or `None` for those types.
-fn filter_value_schema(f: &Field) -> Option<Object> {
+/// The shared component of a comma-separated list of a field's values, for `in` and `nin`:
+/// its name and schema. One per type (`UuidList`, `DateList`, …), one per enum
+/// (`LeaseStatusList`).
+fn list_schema(c: &Collection, f: &Field) -> (String, ObjectBuilder) {
+    let name = match f.ty {
+        Ty::Enum(_) => format!("{}List", enum_schema_name(c, f)),
+        Ty::Ref(_) | Ty::Uuid => "UuidList".into(),
+        Ty::Int { .. } => "IntegerList".into(),
+        Ty::Num { .. } => "NumberList".into(),
+        Ty::Money => "AmountList".into(),
+        Ty::Bool => "BooleanList".into(),
+        Ty::Date => "DateList".into(),
+        Ty::DateTime => "DateTimeList".into(),
+        _ => "TextList".into(),
+    };
+    let one = query_value_pattern(f.ty);
+    let schema = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .pattern(Some(format!("^(?:{one})(?:,(?:{one})){{0,{}}}$", MAX_LIST_VALUES - 1)))
+        .description(Some(format!("Values separated by commas, up to {MAX_LIST_VALUES}.")));
+    (name, schema)
+}
+
+/// Values an `in`/`nin` filter may list (`domain::list`).
+const MAX_LIST_VALUES: usize = 100;
+
+/// A regular expression for one value of a type in a query, as `domain::list::parse_one`
+/// parses it: what an `in`/`nin` list holds between its commas.
+fn query_value_pattern(ty: Ty) -> String {
+    const UUID: &str = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
+    // Any day of any month but 29 February (a day of leap years only, which a pattern
+    // cannot tell): a list of dates the pattern allows is always parsed.
+    const DATE: &str =
+        "[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))";
+    match ty {
+        Ty::Enum(values) => values.join("|"),
+        Ty::Ref(_) | Ty::Uuid => UUID.into(),
+        Ty::Int { .. } => "-?[0-9]{1,18}".into(),
+        Ty::Num { .. } => "-?[0-9]{1,15}(?:\\.[0-9]{1,15})?".into(),
+        Ty::Money => "[0-9]{1,12}(?:\\.[0-9]{1,4})?".into(),
+        Ty::Bool => "true|false".into(),
+        Ty::Date => DATE.into(),
+        Ty::DateTime => {
+            format!("{DATE}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]{{1,9}})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
+        }
+        // Text of any kind: anything but the separator.
+        _ => "[^,]*".into(),
+    }
+}
+
+/// The schema of one filter value, or `None` for the types that cannot be filtered on
+/// (lists and structured values).
+fn filter_value_schema(c: &Collection, f: &Field) -> Option<RefOr<Schema>> {
     match f.ty {
-        // Query values are text: a decimal amount in the major unit.
-        Ty::Money => Some(ObjectBuilder::new().schema_type(Type::String).pattern(Some(r"^[0-9]+(\.[0-9]+)?$")).build()),
+        // Query values are text: a decimal amount in the major unit (its decimals as the
+        // currency has, `add_filter_rules`).
+        Ty::Money => Some(
+            ObjectBuilder::new().schema_type(Type::String).pattern(Some(format!("^{}$", query_value_pattern(Ty::Money)))).build().into(),
+        ),
         Ty::StrList { .. } | Ty::RefList(_) | Ty::Json(_) | Ty::Metadata => None,
-        ty => match ty_schema(ty, Side::Request) {
-            RefOr::T(Schema::Object(o)) => Some(o),
-            _ => None,
-        },
+        Ty::Enum(_) => Some(schema_ref(&enum_schema_name(c, f))),
+        ty => Some(ty_schema(ty, Side::Request)),
     }
 }
 
@@ -528,9 +629,10 @@ mod tests {
     use crate::domain::list::ListQuery;
 
     /// A query value the parameter's schema allows.
-    fn query_sample(s: &Json) -> String {
+    fn query_sample(d: &Json, s: &Json) -> String {
+        let s = resolve(d, s);
         if let Some(items) = s.get("items") {
-            return query_sample(items);
+            return query_sample(d, items);
         }
         if let Some(first) = s.get("enum").and_then(|e| e.get(0)) {
             return first.as_str().map(str::to_string).unwrap_or_else(|| first.to_string());
@@ -543,7 +645,7 @@ mod tests {
             (Some("number"), _) => "1.5".into(),
             (Some("boolean"), _) => "true".into(),
             _ if s["pattern"] == "^[A-Z]{3}$" => "USD".into(),
-            _ if s["pattern"].as_str().is_some_and(|p| p.starts_with("^[0-9]+")) => "12.50".into(),
+            _ if s["pattern"].as_str().is_some_and(|p| p.starts_with("^[0-9]")) => "12.50".into(),
             _ => "text".into(),
         }
     }
@@ -567,7 +669,8 @@ mod tests {
                     Some(base) => &props[base],
                     None => s,
                 };
-                (k.clone(), json!({ "schema": sample, "description": s["description"] }))
+                let needs = schema["dependentRequired"].get(k).is_some();
+                (k.clone(), json!({ "schema": sample, "needs_currency": needs }))
             })
             .collect()
     }
@@ -582,15 +685,23 @@ mod tests {
             assert!(pairs.iter().any(|(k, _)| k == "filter[id]"), "{}: every list filters on id", c.name);
             for (name, p) in pairs {
                 let values: Vec<String> = if name == "sort" {
-                    // Every key the description calls sortable, ascending and descending.
-                    let listed = p["description"].as_str().unwrap().split("Sortable:").nth(1).unwrap();
-                    listed.split('`').skip(1).step_by(2).flat_map(|k| [k.to_string(), format!("-{k}")]).collect()
+                    // Every key of the collection's sort key enum, then all of them at once (as
+                    // many as a sort may have).
+                    let keys: Vec<String> = resolve(&d, &p["schema"]["items"])["enum"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|k| k.as_str().unwrap().to_string())
+                        .collect();
+                    let mut all = keys.clone();
+                    all.push(keys.iter().take(crate::domain::list::MAX_SORT_KEYS).cloned().collect::<Vec<_>>().join(","));
+                    all
                 } else {
-                    vec![query_sample(resolve(&d, &p["schema"]))]
+                    vec![query_sample(&d, &p["schema"])]
                 };
                 for value in values {
                     let mut pairs = vec![(name.clone(), value.clone())];
-                    if p["description"].as_str().is_some_and(|t| t.contains("Needs `filter[currency]`")) {
+                    if p["needs_currency"] == true {
                         pairs.push(("filter[currency]".into(), "USD".into()));
                     }
                     if let Err(e) = ListQuery::parse(c, &pairs) {

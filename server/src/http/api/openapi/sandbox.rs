@@ -8,7 +8,7 @@ use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::AdditionalProperties;
 use utoipa::openapi::{ComponentsBuilder, ObjectBuilder, PathItem, Required, Type};
 
-use super::errors::with_errors;
+use super::errors::{with_errors, with_layers, Method, Route};
 use super::paths::{idempotency_parameter, success, version_parameter};
 use super::schema_ref;
 use super::schemas::{date_time, envelope};
@@ -17,11 +17,11 @@ pub(super) const TAG: &str = "sandbox";
 pub(super) const CLOCK: &str = "/v1/sandbox/clock";
 pub(super) const ADVANCE: &str = "/v1/sandbox/clock/advance";
 
-/// Reading the clock: a bad `Gable-Version` (400), no key (401), production (404).
-const CLOCK_ERRORS: &[u16] = &[400, 401, 404, 500];
-/// Advancing: a missing, malformed or backward `to` (400), no key (401), a key without the
-/// scope `*` (403), production (404), a body over 1 MiB (413) or not JSON (415).
-const ADVANCE_ERRORS: &[u16] = &[400, 401, 403, 404, 413, 415, 500];
+/// Reading the clock: production (404); the layers add theirs (`errors::layered`).
+const CLOCK_ERRORS: &[u16] = &[404, 500];
+/// Advancing: a missing, malformed or backward `to` (400), a key without the scope `*`
+/// (403), production (404), a body that is not JSON (415).
+const ADVANCE_ERRORS: &[u16] = &[400, 403, 404, 415, 500];
 
 fn base(id: &str, summary: &str, description: &str, errors: &[u16], scope: Option<&str>) -> OperationBuilder {
     let op = OperationBuilder::new()
@@ -41,7 +41,7 @@ pub(super) fn paths() -> Vec<(&'static str, PathItem)> {
         "The sandbox's time now: real time plus how far this tenant's sandbox clock was advanced (real time \
          until it is first advanced). Every sandbox record and event is dated by it. Any sandbox key may read \
          it. The sandbox address only: on production it is `404`, since live data runs on real time.",
-        CLOCK_ERRORS,
+        &with_layers(Route::Api(Method::Get), CLOCK_ERRORS),
         None,
     )
     .response("200", success("The sandbox's time.", "SandboxClockEnvelope"));
@@ -53,7 +53,7 @@ pub(super) fn paths() -> Vec<(&'static str, PathItem)> {
          `rent.due`, `lease.expiring`, `document.expiring`, and leases ending after their last day, day by day \
          and each once, dated in sandbox time. Webhooks follow as for any event. Answers the new time and \
          what happened on the way. Needs the scope `*`. The sandbox address only: on production it is `404`.",
-        ADVANCE_ERRORS,
+        &with_layers(Route::Api(Method::Post), ADVANCE_ERRORS),
         Some("*"),
     )
     .parameter(idempotency_parameter(false))

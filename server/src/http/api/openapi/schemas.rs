@@ -4,7 +4,7 @@
 //! `domain::record` renders records.
 
 use serde_json::{json, Map, Value as Json};
-use utoipa::openapi::schema::{AdditionalProperties, AnyOfBuilder, SchemaType};
+use utoipa::openapi::schema::{AdditionalProperties, AllOfBuilder, AnyOfBuilder, SchemaType};
 use utoipa::openapi::{ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, RefOr, Schema, SchemaFormat, Type};
 
 use super::{a_record, offers, pascal, schema_ref};
@@ -13,13 +13,20 @@ use crate::domain::ledger::ACCOUNTS;
 use crate::domain::registry::{Access, Collection, Default as D, Field, JsonShape, Rule, Ty, WriteOp};
 use crate::domain::validate;
 
+/// The component of an enumerated field's values: `<Object><Field>`, e.g. `LeaseStatus`,
+/// one type for generated clients wherever the field appears (records, bodies, filters).
+pub(super) fn enum_schema_name(c: &Collection, f: &Field) -> String {
+    format!("{}{}", pascal(c.object), pascal(f.name))
+}
+
 /// Every shared schema and every collection's: records, envelopes, write bodies.
 pub(super) fn register(mut b: ComponentsBuilder) -> ComponentsBuilder {
     b = b
         .schema("Meta", meta_schema())
         .schema("Deleted", deleted_schema())
         .schema("DeletedEnvelope", envelope(ObjectBuilder::new().schema_type(Type::String), schema_ref("Deleted"), None))
-        .schema("Metadata", metadata_schema());
+        .schema("Metadata", metadata_schema())
+        .schema("Currency", currency_schema());
     for shape in [
         JsonShape::Address,
         JsonShape::People,
@@ -27,12 +34,21 @@ pub(super) fn register(mut b: ComponentsBuilder) -> ComponentsBuilder {
         JsonShape::OrderLines,
         JsonShape::InspectionItems,
         JsonShape::References,
+        JsonShape::ReportParameters,
     ] {
         let (name, schema) = shape_item_schema(shape);
         b = b.schema(name, schema);
     }
     for c in COLLECTIONS {
         b = collection_schemas(b, c);
+        for f in c.fields {
+            if let Ty::Enum(values) = f.ty {
+                b = b.schema(
+                    enum_schema_name(c, f),
+                    ObjectBuilder::new().schema_type(Type::String).enum_values(Some(values.iter().copied())),
+                );
+            }
+        }
     }
     b
 }
@@ -76,7 +92,7 @@ pub(super) fn envelope(object: ObjectBuilder, data: RefOr<Schema>, description: 
     ObjectBuilder::new()
         .schema_type(Type::Object)
         .description(description)
-        .property("object", object.description(Some("What `data` is.")))
+        .property("object", object)
         .property("data", data)
         .property("meta", schema_ref("Meta"))
         .required("object")
@@ -109,6 +125,14 @@ fn deleted_schema() -> ObjectBuilder {
         .required("id")
         .required("object")
         .required("deleted")
+}
+
+/// The ISO 4217 codes Gable knows (`domain::value::currencies`).
+fn currency_schema() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some("An ISO 4217 currency code, e.g. `USD`. Amounts in it have no more decimals than it has."))
+        .enum_values(Some(crate::domain::value::currencies().into_iter().map(|(code, _)| code)))
 }
 
 /// As `domain::value::metadata` checks it.
@@ -157,7 +181,7 @@ fn record_schema(c: &Collection, secret: Option<(&str, &str)>) -> ObjectBuilder 
         .required("id")
         .required("object");
     for f in c.fields {
-        o = o.property(f.name, field_schema(f, Side::Response));
+        o = o.property(f.name, field_schema(c, f, Side::Response));
     }
     if c.metadata {
         o = o.property("metadata", schema_ref("Metadata"));
@@ -177,7 +201,7 @@ fn create_schema(c: &Collection) -> ObjectBuilder {
         .description(Some(format!("Creates {}.{}", a_record(c), rules_text(c))))
         .additional_properties(Some(AdditionalProperties::FreeForm(false)));
     for f in validate::create_fields(c) {
-        o = o.property(f.name, field_schema(f, Side::Request));
+        o = o.property(f.name, field_schema(c, f, Side::Request));
         if f.required && f.access != Access::ReadOnly {
             o = o.required(f.name);
         }
@@ -200,7 +224,7 @@ fn update_schema(c: &Collection) -> ObjectBuilder {
         .additional_properties(Some(AdditionalProperties::FreeForm(false)))
         .min_properties(Some(1));
     for f in validate::update_fields(c) {
-        o = o.property(f.name, field_schema(f, Side::Request));
+        o = o.property(f.name, field_schema(c, f, Side::Request));
     }
     if c.metadata {
         o = o.property("metadata", nullable(schema_ref("Metadata")));
@@ -231,9 +255,18 @@ fn rules_text(c: &Collection) -> String {
 
 /// One field's schema: its type's, described, with its default, nullable where the
 /// field can be absent (not required and without a default, as `Field::nullable` says).
-pub(super) fn field_schema(f: &Field, side: Side) -> RefOr<Schema> {
-    let mut schema = ty_schema(f.ty, side);
-    if f.nullable() {
+pub(super) fn field_schema(c: &Collection, f: &Field, side: Side) -> RefOr<Schema> {
+    field_schema_as(c, f, side, f.nullable())
+}
+
+/// As `field_schema`, with `null` allowed or not whatever the field says: an action's
+/// required input is never `null`.
+pub(super) fn field_schema_as(c: &Collection, f: &Field, side: Side, allow_null: bool) -> RefOr<Schema> {
+    let mut schema = match f.ty {
+        Ty::Enum(_) => schema_ref(&enum_schema_name(c, f)),
+        ty => ty_schema(ty, side),
+    };
+    if allow_null {
         schema = nullable(schema);
     }
     let mut description = f.doc.to_string();
@@ -276,6 +309,13 @@ fn annotate(schema: RefOr<Schema>, description: Option<String>, default: Option<
             a.description = description.or(a.description);
             a.default = default.or(a.default);
             RefOr::T(Schema::AnyOf(a))
+        }
+        // A reference holds no default beside it (utoipa's `Ref`): one item of an `allOf` does.
+        RefOr::Ref(r) if default.is_some() => {
+            let mut all = AllOfBuilder::new().item(RefOr::Ref(r)).build();
+            all.description = description;
+            all.default = default;
+            RefOr::T(Schema::AllOf(all))
         }
         RefOr::Ref(mut r) => {
             if let Some(d) = description {
@@ -345,7 +385,7 @@ pub(super) fn ty_schema(ty: Ty, side: Side) -> RefOr<Schema> {
             .into(),
         Ty::Num { min, max } => ObjectBuilder::new().schema_type(Type::Number).minimum(Some(min)).maximum(Some(max)).into(),
         Ty::Money => money_schema(side),
-        Ty::Currency => string().pattern(Some("^[A-Z]{3}$")).description(Some("An ISO 4217 currency code, e.g. `USD`.")).into(),
+        Ty::Currency => schema_ref("Currency"),
         Ty::Bool => ObjectBuilder::new().schema_type(Type::Boolean).into(),
         Ty::Date => string().format(Some(SchemaFormat::KnownFormat(KnownFormat::Date))).into(),
         Ty::DateTime => date_time().into(),
@@ -357,7 +397,7 @@ pub(super) fn ty_schema(ty: Ty, side: Side) -> RefOr<Schema> {
         Ty::Json(JsonShape::Object) => {
             ObjectBuilder::new().schema_type(Type::Object).description(Some("A JSON object (at most 64 KiB).")).into()
         }
-        Ty::Json(JsonShape::Address) => schema_ref(shape_item_schema(JsonShape::Address).0),
+        Ty::Json(shape @ (JsonShape::Address | JsonShape::ReportParameters)) => schema_ref(shape_item_schema(shape).0),
         Ty::Json(shape) => {
             let (item, _) = shape_item_schema(shape);
             // People, ledger lines and order lines must not be empty.
@@ -464,6 +504,24 @@ fn shape_item_schema(shape: JsonShape) -> (&'static str, ObjectBuilder) {
                 .required("name"),
         ),
         JsonShape::Object => ("JsonObject", ObjectBuilder::new().schema_type(Type::Object)),
+        JsonShape::ReportParameters => (
+            "ReportParameters",
+            closed()
+                .description(Some("What a report runs over; every key optional."))
+                .property(
+                    "property_id",
+                    uuid()
+                        .schema_type([Type::String, Type::Null].into_iter().collect::<SchemaType>())
+                        .description(Some("Only this property (it must exist: `404` naming `parameters.property_id`).")),
+                )
+                .property(
+                    "as_of",
+                    ObjectBuilder::new()
+                        .schema_type([Type::String, Type::Null].into_iter().collect::<SchemaType>())
+                        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
+                        .description(Some("The day the report is as of (absent: the day it runs).")),
+                ),
+        ),
     }
 }
 
