@@ -280,7 +280,9 @@ pub fn from_json(field: &Field, raw: &Json) -> Result<Val> {
             Val::Str(s.to_string())
         }
         Ty::Int { min, max } => {
-            let i = raw.as_i64().ok_or_else(|| want("an integer"))?;
+            // JSON has one number type: `2.0` is the integer 2 (as JSON Schema counts it).
+            let whole = raw.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64);
+            let i = raw.as_i64().or(whole).ok_or_else(|| want("an integer"))?;
             if i < min || i > max {
                 return Err(want(&format!("between {min} and {max}")));
             }
@@ -452,6 +454,15 @@ fn shape_check(p: &str, shape: JsonShape, raw: &Json) -> Result<Json> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A whole number written with a fraction of zero is an integer, as JSON Schema says.
+    #[test]
+    fn an_integer_may_be_written_as_a_whole_float() {
+        let day = crate::domain::collections::collection("leases").unwrap().field("rent_due_day").unwrap();
+        assert!(matches!(from_json(day, &serde_json::json!(2.0)), Ok(Val::Int(2))));
+        assert!(from_json(day, &serde_json::json!(2.5)).is_err());
+        assert!(from_json(day, &serde_json::json!(29.0)).is_err(), "still within its range");
+    }
 
     #[test]
     fn money_fixed_keeps_every_decimal() {

@@ -1,4 +1,6 @@
-//! The JSON request body: `application/json`, at most 1 MiB, well-formed.
+//! The JSON request body: `application/json`, at most 1 MiB, well-formed, and no string in
+//! it (key or value) holding U+0000, which PostgreSQL cannot store in text or `jsonb`:
+//! refused alike on both databases, naming where it is.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
@@ -28,6 +30,41 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
         })?;
         let value: serde_json::Value =
             serde_json::from_slice(&bytes).map_err(|e| Error::InvalidJson(format!("the body is not valid JSON: {e}")))?;
+        if let Some(at) = nul_at(&value, String::new()) {
+            return Err(Error::validation(if at.is_empty() { "body" } else { &at }, "must not contain NUL characters (U+0000)"));
+        }
         Ok(JsonBody(value))
+    }
+}
+
+/// Where the first string holding U+0000 is (`metadata.note`, `lines[2].account`), if any.
+fn nul_at(v: &serde_json::Value, at: String) -> Option<String> {
+    use serde_json::Value as J;
+    let join = |key: &str| if at.is_empty() { key.to_string() } else { format!("{at}.{key}") };
+    match v {
+        J::String(s) if s.contains('\0') => Some(at),
+        J::Array(items) => items.iter().enumerate().find_map(|(i, item)| nul_at(item, format!("{at}[{i}]"))),
+        J::Object(map) => {
+            map.iter().find_map(|(k, item)| if k.contains('\0') { Some(join(&k.replace('\0', "\\u0000"))) } else { nul_at(item, join(k)) })
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::nul_at;
+
+    #[test]
+    fn finds_nul_in_any_string_or_key() {
+        assert_eq!(nul_at(&json!({ "name": "ok", "metadata": { "a": "x\u{0}" } }), String::new()), Some("metadata.a".into()));
+        assert_eq!(
+            nul_at(&json!({ "lines": [{ "account": "cash" }, { "account": "\u{0}" }] }), String::new()),
+            Some("lines[1].account".into())
+        );
+        assert_eq!(nul_at(&json!({ "metadata": { "k\u{0}": "v" } }), String::new()), Some("metadata.k\\u0000".into()));
+        assert_eq!(nul_at(&json!({ "name": "fine", "n": 1, "list": ["a", "b"] }), String::new()), None);
     }
 }

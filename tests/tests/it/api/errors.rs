@@ -41,6 +41,10 @@ async fn bad_bodies_change_nothing(app: &TestApp) {
         (merge(&base, json!({ "colour": "blue" })), "colour"),
         (merge(&base, json!({ "metadata": { "k": 5 } })), "metadata.k"),
         (merge(&base, json!({ "metadata": "x" })), "metadata"),
+        // U+0000 anywhere: PostgreSQL cannot store it, so neither database takes it.
+        (merge(&base, json!({ "metadata": { "note": "a\u{0}b" } })), "metadata.note"),
+        (merge(&base, json!({ "metadata": { "k\u{0}": "v" } })), "metadata.k\\u0000"),
+        (merge(&base, json!({ "currency": "U\u{0}D" })), "currency"),
     ];
     for (body, param) in cases {
         let r = app.call(&t.test_key, "POST", "/v1/leases", Some(body.clone())).await;

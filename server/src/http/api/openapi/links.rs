@@ -13,28 +13,25 @@ use crate::domain::collections::COLLECTIONS;
 use crate::domain::registry::{Collection, WriteOp};
 use crate::domain::workflow;
 
-/// The operations a record of `c` can be the subject of: (link name, operationId, what).
-pub(super) fn next_steps(c: &Collection) -> Vec<(String, String, String)> {
+/// The operations a record of `c` can be the subject of: (link name, operationId). The
+/// names say what each does (`GetUnit`, `ApproveApplication`); the operations' own
+/// descriptions say the rest.
+pub(super) fn next_steps(c: &Collection) -> Vec<(String, String)> {
     let name = pascal(c.object);
-    let words = c.object.replace('_', " ");
-    let mut steps = vec![(format!("Get{name}"), format!("get_{}", c.object), format!("Retrieve the {words} just made."))];
+    let mut steps = vec![(format!("Get{name}"), format!("get_{}", c.object))];
     if offers(c, WriteOp::Update) {
-        steps.push((format!("Update{name}"), format!("update_{}", c.object), format!("Change the {words} just made.")));
+        steps.push((format!("Update{name}"), format!("update_{}", c.object)));
     }
     if offers(c, WriteOp::Delete) {
-        steps.push((format!("Delete{name}"), format!("delete_{}", c.object), format!("Delete the {words} just made.")));
+        steps.push((format!("Delete{name}"), format!("delete_{}", c.object)));
     }
     if let Some(machine) = workflow::machine(c.name) {
         for a in machine.actions {
-            steps.push((
-                format!("{}{name}", pascal(a.name)),
-                format!("{}_{}", a.name, c.object),
-                format!("Move the {words} just made to `{}` (from {}).", a.to, a.from.join(", ")),
-            ));
+            steps.push((format!("{}{name}", pascal(a.name)), format!("{}_{}", a.name, c.object)));
         }
     }
     for cmd in commands::commands().into_iter().filter(|cmd| cmd.collection == c.name) {
-        steps.push((pascal(cmd.operation_id), cmd.operation_id.to_string(), format!("{} (the one just made).", cmd.summary)));
+        steps.push((pascal(cmd.operation_id), cmd.operation_id.to_string()));
     }
     steps
 }
@@ -47,16 +44,7 @@ pub(super) fn add_links(doc: &mut Json) {
         };
         let links: Map<String, Json> = next_steps(c)
             .into_iter()
-            .map(|(name, operation_id, description)| {
-                (
-                    name,
-                    json!({
-                        "operationId": operation_id,
-                        "parameters": { "id": "$response.body#/data/id" },
-                        "description": description,
-                    }),
-                )
-            })
+            .map(|(name, operation_id)| (name, json!({ "operationId": operation_id, "parameters": { "id": "$response.body#/data/id" } })))
             .collect();
         created.insert("links".into(), Json::Object(links));
     }

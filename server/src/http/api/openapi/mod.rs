@@ -67,7 +67,7 @@ use crate::http::version;
 /// `GET /v1/openapi.json`: the description for the listener it is asked on (its `servers`
 /// entry is that listener's public address). Public, like any API reference.
 pub async fn serve(State(st): State<ApiState>) -> Response {
-    match rendered(st.public_url()) {
+    match rendered(st.public_url(), st.livemode) {
         Ok(body) => (
             [
                 (header::CONTENT_TYPE, "application/json"),
@@ -83,27 +83,29 @@ pub async fn serve(State(st): State<ApiState>) -> Response {
 
 /// The document, serialised once per public address. A process has two listeners, but a test
 /// process may start many servers, so only the few most recent are kept.
-fn rendered(public_url: &str) -> Result<Bytes, Error> {
+fn rendered(public_url: &str, livemode: bool) -> Result<Bytes, Error> {
     const KEEP: usize = 4;
-    static CACHE: OnceLock<Mutex<Vec<(String, Bytes)>>> = OnceLock::new();
+    static CACHE: OnceLock<Mutex<Vec<(String, bool, Bytes)>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    let hit = cache.lock().ok().and_then(|c| c.iter().find(|(url, _)| url == public_url).map(|(_, b)| b.clone()));
+    let hit =
+        cache.lock().ok().and_then(|c| c.iter().find(|(url, live, _)| url == public_url && *live == livemode).map(|(_, _, b)| b.clone()));
     if let Some(body) = hit {
         return Ok(body);
     }
-    let body = Bytes::from(serde_json::to_vec(&document(public_url)).map_err(Error::internal)?);
+    let body = Bytes::from(serde_json::to_vec(&document(public_url, livemode)).map_err(Error::internal)?);
     if let Ok(mut c) = cache.lock() {
         if c.len() >= KEEP {
             c.remove(0);
         }
-        c.push((public_url.to_string(), body.clone()));
+        c.push((public_url.to_string(), livemode, body.clone()));
     }
     Ok(body)
 }
 
 /// The whole OpenAPI 3.1 document for a listener whose base address is `public_url`
-/// (without `/v1`; the paths carry it).
-pub fn document(public_url: &str) -> Json {
+/// (without `/v1`; the paths carry it): production's (`livemode`) or the sandbox's, which
+/// differ where a field's rules do (`schemas::add_environment_rules`).
+pub fn document(public_url: &str, livemode: bool) -> Json {
     let api = OpenApiBuilder::new()
         .info(InfoBuilder::new().title("Gable API").version(version::CURRENT).description(Some(api_description())).build())
         .servers(Some([ServerBuilder::new()
@@ -118,6 +120,7 @@ pub fn document(public_url: &str) -> Json {
     hoist_shared(&mut doc);
     schemas::add_cross_field_rules(&mut doc);
     paths::add_filter_rules(&mut doc);
+    schemas::add_environment_rules(&mut doc, livemode);
     links::add_links(&mut doc);
     events::add_webhooks(&mut doc);
     doc
@@ -415,7 +418,7 @@ mod tests {
     use super::*;
 
     pub(super) fn doc() -> Json {
-        document("http://127.0.0.1:8080")
+        document("http://127.0.0.1:8080", false)
     }
 
     /// Resolves a local `$ref` (`#/a/b`) against the document.

@@ -10,7 +10,7 @@ use utoipa::openapi::{ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilde
 use super::{a_record, offers, pascal, schema_ref};
 use crate::domain::collections::COLLECTIONS;
 use crate::domain::ledger::ACCOUNTS;
-use crate::domain::registry::{Access, Collection, Default as D, Field, JsonShape, Rule, Ty, WriteOp};
+use crate::domain::registry::{Access, Collection, Default as D, EnvRule, Field, JsonShape, Rule, Ty, WriteOp};
 use crate::domain::validate;
 
 /// The component of an enumerated field's values: `<Object><Field>`, e.g. `LeaseStatus`,
@@ -223,8 +223,9 @@ fn update_schema(c: &Collection) -> ObjectBuilder {
         .description(Some(format!("The fields to change; `null` removes an optional value.{fixed}{money}{}", rules_text(c))))
         .additional_properties(Some(AdditionalProperties::FreeForm(false)))
         .min_properties(Some(1));
+    // Each field's description is the record's and the create's; here only its type.
     for f in validate::update_fields(c) {
-        o = o.property(f.name, field_schema(c, f, Side::Request));
+        o = o.property(f.name, undescribed(field_schema(c, f, Side::Request)));
     }
     if c.metadata {
         o = o.property("metadata", nullable(schema_ref("Metadata")));
@@ -290,6 +291,35 @@ pub(super) fn field_schema_as(c: &Collection, f: &Field, side: Side, allow_null:
         _ => None,
     };
     annotate(schema, (!description.is_empty()).then_some(description), default)
+}
+
+/// A schema without its description and default: an update's field (leaving a field out of
+/// an update keeps its value, so no default applies).
+fn undescribed(schema: RefOr<Schema>) -> RefOr<Schema> {
+    match schema {
+        RefOr::T(Schema::Object(mut o)) => {
+            o.description = None;
+            o.default = None;
+            RefOr::T(Schema::Object(o))
+        }
+        RefOr::T(Schema::Array(mut a)) => {
+            a.description = None;
+            a.default = None;
+            RefOr::T(Schema::Array(a))
+        }
+        RefOr::T(Schema::AnyOf(mut a)) => {
+            a.description = None;
+            a.default = None;
+            RefOr::T(Schema::AnyOf(a))
+        }
+        // `annotate`'s wrapper of a reference with a default: the reference alone.
+        RefOr::T(Schema::AllOf(mut a)) if a.items.len() == 1 => undescribed(a.items.remove(0)),
+        RefOr::Ref(mut r) => {
+            r.description = String::new();
+            RefOr::Ref(r)
+        }
+        other => other,
+    }
 }
 
 /// Sets a description and default on a schema, whatever kind it is.
@@ -537,7 +567,8 @@ fn shape_item_schema(shape: JsonShape) -> (&'static str, ObjectBuilder) {
 ///   server counts a `null` as absent);
 /// - `Rule::Balanced`: `minItems: 2` on the lines (that debits equal credits is arithmetic
 ///   over the items, which JSON Schema cannot do);
-/// - an amount given where `currency` is optional needs `currency` (`dependentRequired`).
+/// - an amount given where `currency` is optional needs `currency` (`if`/`then`: a `null`
+///   counts as not given, on either side).
 ///
 /// `Rule::After` compares two values of the body, and `Rule::SameProperty` needs the stored
 /// record a field names; JSON Schema can say neither, so they stay in words only. `*Update`
@@ -566,21 +597,143 @@ pub(super) fn add_cross_field_rules(doc: &mut Json) {
                 Rule::After { .. } | Rule::SameProperty(_) => {}
             }
         }
-        // One rule is the schema's own `anyOf`; several must all hold, so each is one `allOf` item.
-        match any_of.len() {
-            0 => {}
-            1 => {
-                schema.insert("anyOf".into(), any_of.remove(0)["anyOf"].take());
-            }
-            _ => {
-                schema.insert("allOf".into(), Json::Array(any_of));
+        // An amount given (not `null`) where `currency` is optional needs a currency (not `null`).
+        let mut all_of = vec![];
+        if c.field("currency").is_some_and(|f| !f.required) {
+            for f in validate::create_fields(c).filter(|f| f.ty == Ty::Money) {
+                all_of.push(json!({
+                    "if": { "required": [f.name], "properties": { f.name: { "not": { "type": "null" } } } },
+                    "then": { "required": ["currency"], "properties": { "currency": { "not": { "type": "null" } } } },
+                }));
             }
         }
-        let currency_optional = c.field("currency").is_some_and(|f| !f.required);
-        let deps: Map<String, Json> =
-            validate::create_fields(c).filter(|f| f.ty == Ty::Money).map(|f| (f.name.to_string(), json!(["currency"]))).collect();
-        if currency_optional && !deps.is_empty() {
-            schema.insert("dependentRequired".into(), Json::Object(deps));
+        // One `anyOf` rule is the schema's own `anyOf`; with more rules, each is one `allOf` item.
+        if any_of.len() == 1 && all_of.is_empty() {
+            schema.insert("anyOf".into(), any_of.remove(0)["anyOf"].take());
+        } else {
+            all_of.extend(any_of);
+            if !all_of.is_empty() {
+                schema.insert("allOf".into(), Json::Array(all_of));
+            }
+        }
+    }
+    add_domain_rules(doc);
+}
+
+/// What differs between the two listeners' documents: each states its own environment's
+/// rules (`EnvRule`) in its write schemas, where one document for both could only say them
+/// in words. Production: sandbox-only fields are gone, URLs and origins need `https`, and
+/// fields with live values take only those. The sandbox: fields it requires are required.
+pub(super) fn add_environment_rules(doc: &mut Json, livemode: bool) {
+    for c in COLLECTIONS {
+        for f in c.fields.iter().filter(|f| f.env != EnvRule::Same) {
+            for body in ["Create", "Update"] {
+                let pointer = format!("/components/schemas/{}{body}", pascal(c.object));
+                let Some(schema) = doc.pointer_mut(&pointer).and_then(Json::as_object_mut) else { continue };
+                let Some(properties) = schema.get_mut("properties").and_then(Json::as_object_mut) else { continue };
+                if !properties.contains_key(f.name) {
+                    continue;
+                }
+                match (f.env, livemode) {
+                    (EnvRule::SandboxOnly | EnvRule::SandboxRequired, true) => {
+                        properties.remove(f.name);
+                        if let Some(required) = schema.get_mut("required").and_then(Json::as_array_mut) {
+                            required.retain(|r| r != f.name);
+                        }
+                    }
+                    (EnvRule::SandboxRequired, false) if body == "Create" => {
+                        let required = schema.entry("required").or_insert_with(|| json!([]));
+                        if let Some(list) = required.as_array_mut() {
+                            list.push(json!(f.name));
+                        }
+                    }
+                    (EnvRule::HttpsInLive, true) => {
+                        let pattern = if f.ty == Ty::Origin { r"^https://[^/?#]+/?$" } else { "^https://" };
+                        if let Some(p) = properties.get_mut(f.name).and_then(Json::as_object_mut) {
+                            p.insert("pattern".into(), json!(pattern));
+                        }
+                    }
+                    (EnvRule::LiveValues(values), true) => {
+                        let mut only: Vec<Json> = values.iter().map(|v| json!(v)).collect();
+                        if f.nullable() {
+                            only.push(Json::Null);
+                        }
+                        let mut live = json!({ "enum": only });
+                        if let Some(d) = properties[f.name].get("description").cloned() {
+                            live["description"] = d;
+                        }
+                        properties.insert(f.name.into(), live);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// Rules of particular collections' behaviours, stated from the domain's own lists so they
+/// cannot drift from what the behaviours check:
+/// - a webhook's `events`: event types (`domain::events::EVENT_TYPES`), at least one, or `*`
+///   alone (`domain::webhooks::check_events`);
+/// - a role's `permissions`: scopes (`domain::scopes::all`), at least one;
+/// - a flow token names exactly one subject of its flow, and no other
+///   (`domain::flows::Flow::subjects`, checked by `ops::behaviour::flow_tokens`).
+fn add_domain_rules(doc: &mut Json) {
+    let event_types: Vec<&str> = crate::domain::events::EVENT_TYPES.iter().map(|e| e.name).collect();
+    let scopes = crate::domain::scopes::all();
+    if let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Json::as_object_mut) {
+        schemas.insert(
+            "EventType".into(),
+            json!({ "type": "string", "enum": event_types, "description": "An event type (the `webhooks` section)." }),
+        );
+        schemas.insert("Scope".into(), json!({ "type": "string", "enum": scopes, "description": "A scope: `{collection}:read`, `{collection}:write`, `*:read` or `*`." }));
+    }
+    let events = json!({
+        "description": "Event types, or `[\"*\"]` alone for all.",
+        "anyOf": [
+            { "type": "array", "items": { "$ref": "#/components/schemas/EventType" }, "minItems": 1, "maxItems": 50 },
+            { "type": "array", "items": { "const": "*" }, "minItems": 1, "maxItems": 1 },
+        ],
+    });
+    let permissions = json!({ "type": "array", "items": { "$ref": "#/components/schemas/Scope" }, "minItems": 1, "maxItems": 100 });
+    for (schema, field, value) in [
+        ("WebhookCreate", "events", &events),
+        ("WebhookUpdate", "events", &events),
+        ("RoleCreate", "permissions", &permissions),
+        ("RoleUpdate", "permissions", &permissions),
+    ] {
+        if let Some(p) = doc.pointer_mut(&format!("/components/schemas/{schema}/properties/{field}")) {
+            let description = p.get("description").cloned();
+            *p = value.clone();
+            if let (Some(d), Some(o)) = (description, p.as_object_mut()) {
+                o.insert("description".into(), d);
+            }
+        }
+    }
+    // Each flow: one subject of its own, given (not `null`), and none of the others.
+    use crate::domain::flows::{Flow, SUBJECT_FIELDS};
+    let rules: Vec<Json> = Flow::ALL
+        .iter()
+        .map(|flow| {
+            let others: Map<String, Json> = SUBJECT_FIELDS
+                .iter()
+                .filter(|f| !flow.subjects().contains(f))
+                .map(|f| (f.to_string(), json!({ "type": "null" })))
+                .collect();
+            let one_of: Vec<Json> =
+                flow.subjects().iter().map(|s| json!({ "required": [s], "properties": { *s: { "not": { "type": "null" } } } })).collect();
+            json!({
+                "if": { "properties": { "flow": { "const": flow.name() } }, "required": ["flow"] },
+                "then": { "properties": others, "oneOf": one_of },
+            })
+        })
+        .collect();
+    if let Some(o) = doc.pointer_mut("/components/schemas/FlowTokenCreate").and_then(Json::as_object_mut) {
+        match o.get_mut("allOf").and_then(Json::as_array_mut) {
+            Some(existing) => existing.extend(rules),
+            None => {
+                o.insert("allOf".into(), Json::Array(rules));
+            }
         }
     }
 }
@@ -789,8 +942,9 @@ mod tests {
             for rule in c.rules {
                 let Rule::OneOf(names) = rule else { continue };
                 seen += 1;
-                let alternatives: Vec<Vec<&str>> = schema["anyOf"]
-                    .as_array()
+                // The schema's own `anyOf`, or one item of its `allOf` beside other rules.
+                let any_of = schema["anyOf"].as_array().or_else(|| schema["allOf"].as_array()?.iter().find_map(|r| r["anyOf"].as_array()));
+                let alternatives: Vec<Vec<&str>> = any_of
                     .unwrap_or_else(|| panic!("{}Create has no anyOf for {names:?}", pascal(c.object)))
                     .iter()
                     .map(|alt| alt["required"].as_array().unwrap().iter().filter_map(Json::as_str).collect())
@@ -811,12 +965,36 @@ mod tests {
                     nulls[*n] = Json::Null;
                 }
                 assert!(validate::create(c, &nulls, SANDBOX).is_err(), "{}: only nulls for {names:?} is accepted", c.name);
-                for (alt, n) in schema["anyOf"].as_array().unwrap().iter().zip(names.iter()) {
+                for (alt, n) in any_of.unwrap().iter().zip(names.iter()) {
                     assert_eq!(alt["properties"][*n]["not"], json!({"type": "null"}), "{}: {n}", c.name);
                 }
             }
         }
         assert!(seen >= 3, "charges, invoices and viewings have one-of rules; found {seen}");
+    }
+
+    /// Each listener's document states its environment's rules, as `validate::create` applies
+    /// them: the sandbox requires a test payment's scenario; production refuses it, takes
+    /// only live payment methods and https webhook URLs.
+    #[test]
+    fn each_environment_has_its_own_rules() {
+        let sandbox = doc();
+        let live = super::super::document("http://127.0.0.1:8080", true);
+        let payment = |d: &Json| d["components"]["schemas"]["PaymentCreate"].clone();
+        assert!(payment(&sandbox)["required"].as_array().unwrap().contains(&json!("scenario")));
+        assert!(payment(&live)["properties"].get("scenario").is_none());
+        let c = crate::domain::collections::collection("payments").unwrap();
+        let f = c.field("scenario").unwrap();
+        assert_eq!(f.env, EnvRule::SandboxRequired);
+        let methods = payment(&live)["properties"]["method"]["enum"].clone();
+        let EnvRule::LiveValues(values) = c.field("method").unwrap().env else { panic!("payment methods have live values") };
+        assert!(values.iter().all(|v| methods.as_array().unwrap().contains(&json!(v))));
+        let webhook = &live["components"]["schemas"]["WebhookCreate"]["properties"]["url"];
+        assert_eq!(webhook["pattern"], json!("^https://"));
+        let hooks = crate::domain::collections::collection("webhooks").unwrap();
+        let body = |url: &str| json!({ "url": url, "events": ["*"] });
+        assert!(validate::create(hooks, &body("http://example.com/h"), true).is_err(), "live mode refuses http");
+        assert!(validate::create(hooks, &body("http://example.com/h"), false).is_ok(), "the sandbox takes http");
     }
 
     /// A balanced entry needs two lines: the schema says so, and one line is refused.
