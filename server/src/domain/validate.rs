@@ -41,6 +41,13 @@ pub fn create(c: &Collection, body: &Json, livemode: bool) -> Result<Changes> {
     let obj = body_object(body)?;
     let mut ch = parse_fields(c, obj, Mode::Create)?;
     for f in c.fields {
+        // `null` where the field cannot be absent: as the description says, no `null` there.
+        if ch.values.get(f.name).is_some_and(Val::is_null) && !f.nullable() {
+            return Err(match default_value(f) {
+                Some(_) => Error::validation(f.name, "cannot be null; leave it out to take its default"),
+                None => Error::validation(f.name, "is required"),
+            });
+        }
         if ch.values.contains_key(f.name) {
             continue;
         }

@@ -99,7 +99,7 @@ pub fn parse_money(param: &str, raw: &Json, currency: &str) -> Result<i64> {
 
 fn parse_decimal_minor(text: &str, exp: u32) -> std::result::Result<i64, String> {
     if let Some((mantissa, power)) = text.split_once(['e', 'E']) {
-        return parse_decimal_minor(&shift_point(mantissa, power)?, exp);
+        return parse_decimal_minor(&shift_point(mantissa, power, exp)?, exp);
     }
     let (neg, digits) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -131,11 +131,18 @@ fn parse_decimal_minor(text: &str, exp: u32) -> std::result::Result<i64, String>
 
 /// A number in exponent form (`1.25e3`) as plain decimal text (`1250`), by moving the
 /// decimal point: exact, where a float would round.
-fn shift_point(mantissa: &str, power: &str) -> std::result::Result<String, String> {
+fn shift_point(mantissa: &str, power: &str, exp: u32) -> std::result::Result<String, String> {
     let bad = || "must be a decimal amount, e.g. 1250.00".to_string();
     let power: i32 = power.strip_prefix('+').unwrap_or(power).parse().map_err(|_| bad())?;
-    if power.abs() > 40 {
-        return Err("is out of range".into());
+    if power > 40 {
+        return Err(format!("must be less than {MAX_MAJOR}"));
+    }
+    // A tiny number (`5e-324`): zero, or more decimals than any currency has.
+    if power < -40 {
+        return match mantissa.trim_start_matches('-').bytes().all(|b| b == b'0' || b == b'.') {
+            true => Ok("0".into()),
+            false => Err(format!("has more decimals than the currency's {exp}")),
+        };
     }
     let (sign, digits) = mantissa.strip_prefix('-').map_or(("", mantissa), |m| ("-", m));
     let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
@@ -228,6 +235,12 @@ pub fn parse_datetime(s: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
 }
 
+/// Whether text holds only the characters a URI may (RFC 3986: unreserved, reserved and
+/// `%`), so a stored URL is what clients and validators read as one (`format: uri`).
+pub fn is_uri_text(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=%".contains(&b))
+}
+
 /// Parses a field's JSON value into its typed form. Money is handled by the caller,
 /// which knows the currency; here a money value is only checked for shape.
 pub fn from_json(field: &Field, raw: &Json) -> Result<Val> {
@@ -251,6 +264,9 @@ pub fn from_json(field: &Field, raw: &Json) -> Result<Val> {
         }
         Ty::Url => {
             let s = string(p, raw, 2048)?;
+            if !is_uri_text(&s) {
+                return Err(want("a URL in URI characters (percent-encode others; punycode for international names)"));
+            }
             match url::Url::parse(&s) {
                 Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Val::Str(s),
                 _ => return Err(want("an absolute http or https URL")),
@@ -258,6 +274,9 @@ pub fn from_json(field: &Field, raw: &Json) -> Result<Val> {
         }
         Ty::Origin => {
             let s = string(p, raw, 2048)?;
+            if !is_uri_text(&s) {
+                return Err(want("an origin in URI characters (punycode for international names)"));
+            }
             match url::Url::parse(&s) {
                 Ok(u)
                     if matches!(u.scheme(), "http" | "https")
@@ -454,6 +473,24 @@ fn shape_check(p: &str, shape: JsonShape, raw: &Json) -> Result<Json> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// URLs hold URI characters only, so what is stored reads as a URI everywhere.
+    #[test]
+    fn urls_are_uri_text() {
+        let url = crate::domain::collections::collection("webhooks").unwrap().field("url").unwrap();
+        assert!(from_json(url, &serde_json::json!("https://example.com/h?a=1&b=%20")).is_ok());
+        for bad in ["https://例え.jp/", "https://example.com/a b", "https://Ïx.com", "https://e.com/\"q\""] {
+            assert!(from_json(url, &serde_json::json!(bad)).is_err(), "{bad}");
+        }
+    }
+
+    /// A tiny amount in exponent form has more decimals than any currency.
+    #[test]
+    fn tiny_amounts_have_too_many_decimals() {
+        let e = parse_money("rent", &serde_json::json!(5e-324), "USD").unwrap_err();
+        assert!(e.to_string().contains("more decimals"), "{e}");
+        assert_eq!(parse_money("rent", &serde_json::json!("0e-50"), "USD").unwrap(), 0);
+    }
 
     /// A whole number written with a fraction of zero is an integer, as JSON Schema says.
     #[test]

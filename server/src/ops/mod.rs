@@ -43,7 +43,7 @@ use crate::outbound;
 use crate::store::records::{self, Scope};
 use crate::store::{Intent, Store, Tx};
 
-pub use behaviour::SET_BY_CONVERT;
+pub use behaviour::{NONZERO_AMOUNT, SET_BY_CONVERT};
 
 /// What a create on `c` can answer beyond what its fields imply (see the behaviours).
 pub fn create_answers(c: &Collection) -> &'static [u16] {

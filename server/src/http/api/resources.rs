@@ -170,11 +170,17 @@ pub async fn action(
 }
 
 /// The 405 of a served path: its `Allow` lists what the path does serve.
-pub async fn method_not_allowed(uri: Uri) -> Error {
+pub async fn method_not_allowed(State(st): State<ApiState>, uri: Uri) -> Error {
     let segments: Vec<&str> = uri.path().trim_matches('/').split('/').collect();
     let allow = match segments.as_slice() {
         ["v1", "openapi.json"] | ["v1", "flow"] => vec!["GET", "HEAD"],
         ["v1", "flow", _] => vec!["POST"],
+        // The sandbox clock's paths (production has none: `404` whatever the method).
+        ["v1", "sandbox", "clock"] | ["v1", "sandbox", "clock", "advance"] if st.livemode => {
+            return Error::NotFound { message: "there is no such endpoint; see /v1/openapi.json".into(), param: None }
+        }
+        ["v1", "sandbox", "clock"] => vec!["GET", "HEAD"],
+        ["v1", "sandbox", "clock", "advance"] => vec!["POST"],
         ["v1", resource] => match resolve(resource) {
             Ok(c) => c.methods(false),
             Err(e) => return e,

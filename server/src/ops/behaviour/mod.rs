@@ -144,6 +144,10 @@ fn new_value(new: &NewRecord, field: &str) -> Val {
     new.changes.values.get(field).cloned().unwrap_or(Val::Null)
 }
 
+/// The collections whose `amount` is never zero (their behaviours call `nonzero_amount`;
+/// the API description states it from this list).
+pub const NONZERO_AMOUNT: &[&str] = &["charges", "payments", "refunds"];
+
 /// Money that moves is never zero: a zero charge or payment would post an empty entry.
 fn nonzero_amount(new: &NewRecord) -> Result<()> {
     if new_value(new, "amount") == Val::Money(0) {

@@ -41,6 +41,9 @@ async fn bad_bodies_change_nothing(app: &TestApp) {
         (merge(&base, json!({ "colour": "blue" })), "colour"),
         (merge(&base, json!({ "metadata": { "k": 5 } })), "metadata.k"),
         (merge(&base, json!({ "metadata": "x" })), "metadata"),
+        // `null` where the description allows none: a field with a default, a required one.
+        (merge(&base, json!({ "rent_due_day": null })), "rent_due_day"),
+        (merge(&base, json!({ "unit_id": null })), "unit_id"),
         // U+0000 anywhere: PostgreSQL cannot store it, so neither database takes it.
         (merge(&base, json!({ "metadata": { "note": "a\u{0}b" } })), "metadata.note"),
         (merge(&base, json!({ "metadata": { "k\u{0}": "v" } })), "metadata.k\\u0000"),

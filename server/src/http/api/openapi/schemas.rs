@@ -27,6 +27,9 @@ pub(super) fn register(mut b: ComponentsBuilder) -> ComponentsBuilder {
         .schema("DeletedEnvelope", envelope(ObjectBuilder::new().schema_type(Type::String), schema_ref("Deleted"), None))
         .schema("Metadata", metadata_schema())
         .schema("Currency", currency_schema());
+    for (name, schema) in amount_schemas() {
+        b = b.schema(name, schema);
+    }
     for shape in [
         JsonShape::Address,
         JsonShape::People,
@@ -141,9 +144,13 @@ fn metadata_schema() -> ObjectBuilder {
         .schema_type(Type::Object)
         .description(Some("Your own key-value pairs: at most 50 keys of 1 to 40 characters, string values of at most 500."))
         .max_properties(Some(50))
-        .property_names(Some(ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)).max_length(Some(40))))
-        .additional_properties(Some(ObjectBuilder::new().schema_type(Type::String).max_length(Some(500))))
+        .property_names(Some(ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)).max_length(Some(40)).pattern(Some(NO_NUL))))
+        .additional_properties(Some(ObjectBuilder::new().schema_type(Type::String).max_length(Some(500)).pattern(Some(NO_NUL))))
 }
+
+/// Text without U+0000, which no body may hold (`http::body`): a regular expression
+/// escape, so the document itself holds no NUL.
+pub(super) const NO_NUL: &str = r"^[^\u0000]*$";
 
 // ---------------------------------------------------------------------------------------------
 // Records and bodies
@@ -391,18 +398,18 @@ fn nullable(schema: RefOr<Schema>) -> RefOr<Schema> {
 pub(super) fn ty_schema(ty: Ty, side: Side) -> RefOr<Schema> {
     let string = || ObjectBuilder::new().schema_type(Type::String);
     match ty {
-        Ty::Str { max } => string().max_length(Some(max)).into(),
-        Ty::Text => string().max_length(Some(10_000)).into(),
+        Ty::Str { max } => string().max_length(Some(max)).pattern(Some(NO_NUL)).into(),
+        Ty::Text => string().max_length(Some(10_000)).pattern(Some(NO_NUL)).into(),
         Ty::Email => string().format(Some(SchemaFormat::KnownFormat(KnownFormat::Email))).max_length(Some(320)).into(),
         Ty::Url => string()
             .format(Some(SchemaFormat::Custom("uri".into())))
-            .pattern(Some("^https?://"))
+            .pattern(Some(r"^https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+$"))
             .max_length(Some(2048))
-            .description(Some("An absolute http or https URL."))
+            .description(Some("An absolute http or https URL, in URI characters (RFC 3986)."))
             .into(),
         Ty::Origin => string()
             .format(Some(SchemaFormat::Custom("uri".into())))
-            .pattern(Some(r"^https?://[^/?#]+/?$"))
+            .pattern(Some(r"^https?://[A-Za-z0-9\-._~:\[\]@!$&'()*+,;=%]+/?$"))
             .max_length(Some(2048))
             .description(Some("An origin: scheme, host and optional port, e.g. `https://www.example.com`."))
             .into(),
@@ -420,9 +427,10 @@ pub(super) fn ty_schema(ty: Ty, side: Side) -> RefOr<Schema> {
         Ty::Date => string().format(Some(SchemaFormat::KnownFormat(KnownFormat::Date))).into(),
         Ty::DateTime => date_time().into(),
         Ty::Ref(_) | Ty::Uuid => uuid().into(),
-        Ty::StrList { max_items } => {
-            ArrayBuilder::new().items(string().min_length(Some(1)).max_length(Some(100))).max_items(Some(max_items)).into()
-        }
+        Ty::StrList { max_items } => ArrayBuilder::new()
+            .items(string().min_length(Some(1)).max_length(Some(100)).pattern(Some(NO_NUL)))
+            .max_items(Some(max_items))
+            .into(),
         Ty::RefList(_) => ArrayBuilder::new().items(uuid()).max_items(Some(100)).into(),
         Ty::Json(JsonShape::Object) => {
             ObjectBuilder::new().schema_type(Type::Object).description(Some("A JSON object (at most 64 KiB).")).into()
@@ -438,35 +446,49 @@ pub(super) fn ty_schema(ty: Ty, side: Side) -> RefOr<Schema> {
     }
 }
 
-/// Money: a decimal amount in the currency's major unit. Gable renders it as a number; a
-/// client may send a number or a decimal string (exact, whatever its JSON library does).
+/// Money: a decimal amount in the currency's major unit, one component per side (`Amount`,
+/// `AmountInput`), referenced by every amount.
 fn money_schema(side: Side) -> RefOr<Schema> {
+    schema_ref(match side {
+        Side::Response => "Amount",
+        Side::Request => "AmountInput",
+    })
+}
+
+/// Gable renders an amount as a number; a client may send a number or a decimal string
+/// (exact, whatever its JSON library does), below 10^12 (`domain::value::parse_money`).
+fn amount_schemas() -> [(&'static str, ObjectBuilder); 3] {
     let text = "A decimal amount in the major unit of the record's `currency` (e.g. `1250.50`), with no more \
                 decimals than the currency has.";
-    match side {
-        Side::Response => ObjectBuilder::new().schema_type(Type::Number).minimum(Some(0)).description(Some(text)).into(),
-        Side::Request => ObjectBuilder::new()
-            .schema_type([Type::Number, Type::String].into_iter().collect::<SchemaType>())
-            .minimum(Some(0))
-            .exclusive_maximum(Some(1.0e12))
-            .pattern(Some(r"^[0-9]+(\.[0-9]+)?$"))
-            .description(Some(format!("{text} A JSON number or a decimal string.")))
-            .into(),
-    }
+    [
+        ("Amount", ObjectBuilder::new().schema_type(Type::Number).minimum(Some(0)).description(Some(text))),
+        (
+            "AmountInput",
+            ObjectBuilder::new()
+                .schema_type([Type::Number, Type::String].into_iter().collect::<SchemaType>())
+                .minimum(Some(0))
+                .exclusive_maximum(Some(1.0e12))
+                .pattern(Some(r"^0*[0-9]{1,12}(\.[0-9]+)?$"))
+                .description(Some(format!("{text} A JSON number or a decimal string."))),
+        ),
+        (
+            "PositiveAmountInput",
+            ObjectBuilder::new()
+                .schema_type([Type::Number, Type::String].into_iter().collect::<SchemaType>())
+                .exclusive_minimum(Some(0))
+                .exclusive_maximum(Some(1.0e12))
+                .pattern(Some(r"^(0*[1-9][0-9]{0,11}(\.[0-9]+)?|0+\.[0-9]*[1-9][0-9]*)$"))
+                .description(Some(format!("{text} Above zero. A JSON number or a decimal string."))),
+        ),
+    ]
 }
 
 /// The component schema of a structured field's value (or of one item of a list), with the
 /// keys and required keys `domain::value::shape_check` enforces. Values are strings of at most
 /// 500 characters unless noted.
 fn shape_item_schema(shape: JsonShape) -> (&'static str, ObjectBuilder) {
-    let text = || ObjectBuilder::new().schema_type(Type::String).max_length(Some(500));
-    let amount = || {
-        ObjectBuilder::new()
-            .schema_type([Type::Number, Type::String].into_iter().collect::<SchemaType>())
-            .minimum(Some(0))
-            .pattern(Some(r"^[0-9]+(\.[0-9]+)?$"))
-            .description(Some("A decimal amount in the major unit, as a number or a decimal string."))
-    };
+    let text = || ObjectBuilder::new().schema_type(Type::String).max_length(Some(500)).pattern(Some(NO_NUL));
+    let amount = || schema_ref("AmountInput");
     let closed = || ObjectBuilder::new().schema_type(Type::Object).additional_properties(Some(AdditionalProperties::FreeForm(false)));
     match shape {
         JsonShape::Address => (
@@ -648,7 +670,11 @@ pub(super) fn add_environment_rules(doc: &mut Json, livemode: bool) {
                         }
                     }
                     (EnvRule::HttpsInLive, true) => {
-                        let pattern = if f.ty == Ty::Origin { r"^https://[^/?#]+/?$" } else { "^https://" };
+                        let pattern = if f.ty == Ty::Origin {
+                            r"^https://[A-Za-z0-9\-._~:\[\]@!$&'()*+,;=%]+/?$"
+                        } else {
+                            r"^https://[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+$"
+                        };
                         if let Some(p) = properties.get_mut(f.name).and_then(Json::as_object_mut) {
                             p.insert("pattern".into(), json!(pattern));
                         }
@@ -687,6 +713,15 @@ fn add_domain_rules(doc: &mut Json) {
             json!({ "type": "string", "enum": event_types, "description": "An event type (the `webhooks` section)." }),
         );
         schemas.insert("Scope".into(), json!({ "type": "string", "enum": scopes, "description": "A scope: `{collection}:read`, `{collection}:write`, `*:read` or `*`." }));
+        // A journal line has exactly one side above zero (`domain::ledger`).
+        schemas.insert(
+            "ZeroAmount".into(),
+            json!({ "anyOf": [{ "type": "number", "const": 0 }, { "type": "string", "pattern": "^0+(\\.0*)?$" }] }),
+        );
+        if let Some(line) = schemas.get_mut("LedgerLine").and_then(Json::as_object_mut) {
+            let side = |positive: &str, zero: &str| json!({ "properties": { positive: { "$ref": "#/components/schemas/PositiveAmountInput" }, zero: { "$ref": "#/components/schemas/ZeroAmount" } } });
+            line.insert("oneOf".into(), json!([side("debit", "credit"), side("credit", "debit")]));
+        }
     }
     let events = json!({
         "description": "Event types, or `[\"*\"]` alone for all.",
@@ -696,12 +731,18 @@ fn add_domain_rules(doc: &mut Json) {
         ],
     });
     let permissions = json!({ "type": "array", "items": { "$ref": "#/components/schemas/Scope" }, "minItems": 1, "maxItems": 100 });
-    for (schema, field, value) in [
+    let positive = json!({ "$ref": "#/components/schemas/PositiveAmountInput" });
+    let nonzero: Vec<(String, &str, &Json)> = crate::ops::NONZERO_AMOUNT
+        .iter()
+        .filter_map(|name| crate::domain::collections::collection(name))
+        .map(|c| (format!("{}Create", pascal(c.object)), "amount", &positive))
+        .collect();
+    for (schema, field, value) in nonzero.iter().map(|(s, f, v)| (s.as_str(), *f, *v)).chain([
         ("WebhookCreate", "events", &events),
         ("WebhookUpdate", "events", &events),
         ("RoleCreate", "permissions", &permissions),
         ("RoleUpdate", "permissions", &permissions),
-    ] {
+    ]) {
         if let Some(p) = doc.pointer_mut(&format!("/components/schemas/{schema}/properties/{field}")) {
             let description = p.get("description").cloned();
             *p = value.clone();
@@ -990,7 +1031,7 @@ mod tests {
         let EnvRule::LiveValues(values) = c.field("method").unwrap().env else { panic!("payment methods have live values") };
         assert!(values.iter().all(|v| methods.as_array().unwrap().contains(&json!(v))));
         let webhook = &live["components"]["schemas"]["WebhookCreate"]["properties"]["url"];
-        assert_eq!(webhook["pattern"], json!("^https://"));
+        assert!(webhook["pattern"].as_str().unwrap().starts_with("^https://["));
         let hooks = crate::domain::collections::collection("webhooks").unwrap();
         let body = |url: &str| json!({ "url": url, "events": ["*"] });
         assert!(validate::create(hooks, &body("http://example.com/h"), true).is_err(), "live mode refuses http");
