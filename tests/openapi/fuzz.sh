@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes a running Gable over the OpenAPI description it serves, with schemathesis, on
-# SQLite and on PostgreSQL, and reports what it found (issue 23, point 5).
+# SQLite and on PostgreSQL, and reports what it found.
 #
 #   tests/openapi/fuzz.sh
 #   FUZZ_DATABASES=sqlite tests/openapi/fuzz.sh      one database

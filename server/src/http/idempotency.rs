@@ -208,13 +208,19 @@ async fn run(st: ApiState, req: Request, next: Next) -> std::result::Result<Resp
     }
     let status = resp.status();
     if status.is_server_error() {
-        // Nothing was written: the key is given up so that the retry runs anew.
-        let released = app
-            .store
-            .in_tenant(owner.tenant, owner.livemode, Intent::Write, async |tx| idempotency::release(tx, &owner, &key, token).await);
-        if let Err(e) = released.await {
-            tracing::warn!(error = %format!("{e:#}"), "an idempotency key could not be given up; its hold lapses after the request timeout");
-        }
+        // Nothing was written: the key is given up so that the retry runs anew. Beside the
+        // answer, not before it: in an outage giving it up waits for a connection too, and
+        // the 503 must not wait twice (a retry meanwhile gets 409 with Retry-After; only
+        // this request's own reservation, by its token, is ever released).
+        let store = app.store.clone();
+        tokio::spawn(async move {
+            let released = store
+                .in_tenant(owner.tenant, owner.livemode, Intent::Write, async |tx| idempotency::release(tx, &owner, &key, token).await)
+                .await;
+            if let Err(e) = released {
+                tracing::warn!(error = %format!("{e:#}"), "an idempotency key could not be given up; its hold lapses after the request timeout");
+            }
+        });
         return Ok(resp);
     }
     // A refusal (or an answer of a handler that wrote nothing): stored on its own.
