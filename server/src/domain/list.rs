@@ -111,6 +111,10 @@ impl ListQuery {
         let mut money_filters = vec![];
         let pairs = join_repeated_lists(pairs);
         for (key, value) in &pairs {
+            // PostgreSQL cannot compare text holding U+0000; neither database is asked to.
+            if key.contains('\0') || value.contains('\0') {
+                return Err(Error::parameter(key, "must not contain NUL characters (U+0000)"));
+            }
             if !seen.insert(key.as_str()) {
                 return Err(Error::parameter(key, "is given more than once"));
             }
@@ -422,6 +426,17 @@ mod tests {
         assert!(keys("created_at,created_at,created_at,created_at,created_at").is_err(), "at most four keys, repeats included");
         assert!(keys("start_date,").is_err(), "an empty key");
         assert!(keys("id,rent").is_err(), "a key that cannot sort is refused wherever it is");
+    }
+
+    /// No query value may hold U+0000 (PostgreSQL's text cannot): a 400 naming it.
+    #[test]
+    fn nul_in_a_value_is_refused() {
+        for (k, v) in [("filter[status]", "a\0b"), ("filter[unit_id][in]", "\0"), ("sort", "start_date\0")] {
+            match q(&[(k, v)]) {
+                Err(Error::InvalidParameter { param, .. }) => assert_eq!(param, k),
+                other => panic!("{k}={v:?}: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -598,8 +598,8 @@ fn query_value_pattern(ty: Ty) -> String {
         Ty::DateTime => {
             format!("{DATE}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]{{1,9}})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
         }
-        // Text of any kind: anything but the separator.
-        _ => "[^,]*".into(),
+        // Text of any kind: anything but the separator (and U+0000, which nothing holds).
+        _ => "[^,\\u0000]*".into(),
     }
 }
 
