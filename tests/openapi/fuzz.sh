@@ -103,17 +103,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_ports() {
-    python3 - <<'PY'
-import socket
-socks = [socket.socket() for _ in range(2)]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(*(s.getsockname()[1] for s in socks))
-for s in socks:
-    s.close()
-PY
-}
+free_ports() { python3 "$ROOT/tests/openapi/free_ports.py" 2; }
 
 # gable ARGS...: the binary with our store flags and master key only (the server reads
 # GABLE_*/DATABASE_URL from the environment too). The server itself is started as

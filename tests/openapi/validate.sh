@@ -61,16 +61,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-read -r LIVE_PORT SANDBOX_PORT < <(python3 - <<'PY'
-import socket
-socks = [socket.socket() for _ in range(2)]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(*(s.getsockname()[1] for s in socks))
-for s in socks:
-    s.close()
-PY
-)
+read -r LIVE_PORT SANDBOX_PORT < <(python3 tests/openapi/free_ports.py 2)
 LIVE_URL="http://127.0.0.1:$LIVE_PORT"
 SANDBOX_URL="http://127.0.0.1:$SANDBOX_PORT"
 
