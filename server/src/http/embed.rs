@@ -8,7 +8,6 @@
 //! The loader is compiled into the binary: a page can always load it.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::Path as FsPath;
 use std::sync::Arc;
 
@@ -20,6 +19,7 @@ use axum::Router;
 use sha2::{Digest, Sha256};
 
 use crate::domain::flows::{self, Flow};
+use crate::http::asset::Asset;
 use crate::http::state::ApiState;
 
 /// The loader, as served (plain JavaScript, no build step).
@@ -32,55 +32,6 @@ const BUNDLE: &[(&str, &str)] = &[
     ("gable_embed_bg.wasm", "application/wasm"),
     ("embed.css", "text/css; charset=utf-8"),
 ];
-
-/// One file served from memory, with its gzipped form.
-struct Asset {
-    content_type: &'static str,
-    body: Vec<u8>,
-    gzip: Vec<u8>,
-    etag: String,
-}
-
-impl Asset {
-    fn new(content_type: &'static str, body: Vec<u8>) -> Asset {
-        let etag = format!("\"{}\"", &hex::encode(Sha256::digest(&body))[..16]);
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-        let gzip = enc.write_all(&body).and_then(|_| enc.finish()).unwrap_or_default();
-        Asset { content_type, body, gzip, etag }
-    }
-
-    /// The file, gzipped when the client takes it, 304 when it has it already.
-    fn respond(&self, req: &HeaderMap, cache: &'static str) -> Response {
-        let mut h = HeaderMap::new();
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
-        h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
-        h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
-        // Pages that isolate themselves (COEP) may still load the loader.
-        h.insert("cross-origin-resource-policy", HeaderValue::from_static("cross-origin"));
-        if let Ok(v) = HeaderValue::from_str(&self.etag) {
-            h.insert(header::ETAG, v);
-        }
-        let matches = req
-            .get(header::IF_NONE_MATCH)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.split(',').map(|t| t.trim().trim_start_matches("W/")).any(|t| t == self.etag || t == "*"));
-        if matches {
-            return (StatusCode::NOT_MODIFIED, h).into_response();
-        }
-        h.insert(header::CONTENT_TYPE, HeaderValue::from_static(self.content_type));
-        let gzip_ok = !self.gzip.is_empty()
-            && req
-                .get(header::ACCEPT_ENCODING)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
-        if gzip_ok {
-            h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-            (h, self.gzip.clone()).into_response()
-        } else {
-            (h, self.body.clone()).into_response()
-        }
-    }
-}
 
 /// The loader and the flows' bundle, read once at start-up.
 pub struct Assets {

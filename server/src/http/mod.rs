@@ -9,6 +9,7 @@
 pub mod access_log;
 pub mod admission;
 pub mod api;
+pub mod asset;
 pub mod auth;
 pub mod body;
 pub mod client;

@@ -4,6 +4,7 @@
 
 use serde_json::json;
 use utoipa::openapi::content::ContentBuilder;
+use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{
     HttpMethod, Operation, OperationBuilder, Parameter, ParameterBuilder, ParameterIn, ParameterStyle, PathItemBuilder,
 };
@@ -46,25 +47,48 @@ pub(super) fn paths() -> Paths {
     paths.build()
 }
 
-/// The operation serving this document.
+/// The operation serving this document: gzipped when asked (`Accept-Encoding`, HTTP's own
+/// negotiation, so not a parameter) and revalidated by entity tag (`http::asset`).
 fn describe_itself() -> PathItem {
-    let op =
-        OperationBuilder::new()
-            .tag("meta")
-            .operation_id(Some("get_openapi_description"))
-            .summary(Some("Retrieve this API description"))
-            .description(Some("The OpenAPI 3.1 description of this listener's API. Needs no credentials."))
-            .parameter(version_parameter())
-            // An empty list: no credentials needed.
-            .securities(Some(Vec::<SecurityRequirement>::new()))
-            .response(
-                "200",
-                with_standard_headers(ResponseBuilder::new().description("The OpenAPI 3.1 document.").content(
+    let etag = || {
+        HeaderBuilder::new()
+            .schema(ObjectBuilder::new().schema_type(Type::String))
+            .description(Some("This version of the document; send it back in `If-None-Match` to revalidate."))
+            .build()
+    };
+    let op = OperationBuilder::new()
+        .tag("meta")
+        .operation_id(Some("get_openapi_description"))
+        .summary(Some("Retrieve this API description"))
+        .description(Some(
+            "The OpenAPI 3.1 description of this listener's API. Needs no credentials. Gzipped when the \
+                 request accepts it; `If-None-Match` with the `ETag` of a copy held answers `304` while it is current.",
+        ))
+        .parameter(version_parameter())
+        .parameter(
+            ParameterBuilder::new()
+                .name("If-None-Match")
+                .parameter_in(ParameterIn::Header)
+                .required(Required::False)
+                .description(Some("The `ETag` of a copy held (or `*`): `304` without a body while it is current."))
+                .schema(Some(ObjectBuilder::new().schema_type(Type::String))),
+        )
+        // An empty list: no credentials needed.
+        .securities(Some(Vec::<SecurityRequirement>::new()))
+        .response(
+            "200",
+            with_standard_headers(
+                ResponseBuilder::new().description("The OpenAPI 3.1 document.").header("ETag", etag()).content(
                     "application/json",
                     ContentBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::Object))).build(),
-                ))
-                .build(),
-            );
+                ),
+            )
+            .build(),
+        )
+        .response(
+            "304",
+            with_standard_headers(ResponseBuilder::new().description("The copy held is current; no body.").header("ETag", etag())).build(),
+        );
     PathItemBuilder::new().operation(HttpMethod::Get, with_errors(op, &errors::describe_itself()).build()).build()
 }
 
