@@ -1,0 +1,103 @@
+"""Prints bench/quick's table: each figure as a fraction of hello-world's requests/s in
+the same run, beside the fraction committed in bench/baseline.md, flagging drops over 20 %.
+
+    python3 bench/quick.py <run.tsv> <baseline.md> <load before> <load after> <cores> <seconds> [save]
+
+Exit status 3 when a figure dropped by more than 20 % (on a quiet machine a regression to
+look at; on a busy one the warning above the table says the run proves nothing).
+"""
+
+import datetime
+import re
+import sys
+
+DROP = 0.20
+# A 1-minute load average above this share of the cores means something else ran.
+BUSY = 0.25
+
+WHAT = {
+    "read": "GET /v1/leases/{id}",
+    "list": "filtered, sorted list page of 25",
+    "deep": "the same list, deep page",
+    "payments": "idempotent test payments /s (16 clients)",
+    "deliveries": "webhook deliveries /s (backlog after restart)",
+}
+
+
+def main(run, baseline_path, load_before, load_after, cores, seconds, save=""):
+    rows = [line.rstrip("\n").split("\t") for line in open(run) if line.strip()]
+    hello = next(float(v) for b, _, v in rows if b == "hello")
+    figures = [(b, w, float(v)) for b, w, v in rows if b != "hello"]
+    baseline = read_baseline(baseline_path)
+    load_before, load_after, cores = float(load_before), float(load_after), int(cores)
+
+    busy = max(load_before, 0) > BUSY * cores
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    print()
+    print(f"Gable quick benchmark, {stamp}, {cores} cores, {seconds} s; hello-world {hello:,.0f} req/s")
+    print(f"load average (1 min): {load_before:.2f} before, {load_after:.2f} after")
+    if busy:
+        print(
+            f"WARNING: the machine was busy before the run (load {load_before:.2f} on {cores} cores): "
+            "other work skews every figure (up to 2x); compare only quiet runs."
+        )
+    print()
+    print("| backend | figure | per s | of hello-world | baseline | change |")
+    print("|---|---|---|---|---|---|")
+    dropped = []
+    for backend, what, value in figures:
+        ratio = value / hello
+        base = baseline.get((backend, what))
+        if base:
+            change = ratio / base - 1
+            flag = "  DROPPED" if change < -DROP else ""
+            if flag:
+                dropped.append(f"{backend} {what}")
+            cmp = f"{base:.4f} | {change:+.0%}{flag}"
+        else:
+            cmp = "- | (no baseline)"
+        print(f"| {backend} | {what}: {WHAT.get(what, what)} | {value:,.0f} | {ratio:.4f} | {cmp} |")
+    print()
+    if save:
+        write_baseline(baseline_path, stamp, cores, hello, load_before, figures)
+        print(f"saved as the baseline: {baseline_path}")
+    if dropped:
+        print(f"dropped by more than {DROP:.0%} against the baseline: {', '.join(dropped)}")
+        if busy:
+            print("(the machine was busy: run again on a quiet machine before believing it)")
+        return 3
+    print("no figure dropped by more than 20 % against the baseline")
+    return 0
+
+
+def read_baseline(path):
+    """(backend, figure) → ratio, from the baseline's table rows `| backend | figure | per s | ratio |`."""
+    out = {}
+    try:
+        text = open(path).read()
+    except FileNotFoundError:
+        return out
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 4 and re.fullmatch(r"[0-9.]+", cells[3]) and cells[0] in ("sqlite", "postgres"):
+            out[(cells[0], cells[1].split(":")[0])] = float(cells[3])
+    return out
+
+
+def write_baseline(path, stamp, cores, hello, load, figures):
+    with open(path, "w") as f:
+        f.write("# The quick benchmark's baseline\n\n")
+        f.write(
+            "Written by `BENCH_QUICK_SAVE=1 make bench-quick` (bench/quick); `make bench-quick` compares each\n"
+            "run with the ratios below (a figure divided by hello-world's requests/s in the same run)\n"
+            "and flags any that dropped by more than 20 %. Save a new baseline only from a quiet\n"
+            "machine, and commit it with the change that moved it, saying why in docs/benchmarks.md.\n\n"
+        )
+        f.write(f"Run: {stamp}, {cores} cores, load average {load:.2f} before; hello-world {hello:,.0f} req/s.\n\n")
+        f.write("| backend | figure | per s | of hello-world |\n|---|---|---|---|\n")
+        for backend, what, value in figures:
+            f.write(f"| {backend} | {what}: {WHAT.get(what, what)} | {value:.0f} | {value / hello:.4f} |\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))
