@@ -1,7 +1,7 @@
 """Prints bench/quick's table: each figure as a fraction of hello-world's requests/s in
 the same run, beside the fraction committed in bench/baseline.md, flagging drops over 20 %.
 
-    python3 bench/quick.py <run.tsv> <baseline.md> <load before> <load after> <cores> <seconds> [save]
+    python3 bench/quick.py <run.tsv> <baseline.md> <load before> <load after> <busy before> <cores> <seconds> [save]
 
 Exit status 3 when a figure dropped by more than 20 % (on a quiet machine a regression to
 look at; on a busy one the warning above the table says the run proves nothing).
@@ -12,8 +12,8 @@ import re
 import sys
 
 DROP = 0.20
-# A 1-minute load average above this share of the cores means something else ran.
-BUSY = 0.25
+# Other work's share of the CPUs in the seconds before the run above which it is "busy".
+BUSY = 0.10
 
 WHAT = {
     "read": "GET /v1/leases/{id}",
@@ -24,21 +24,24 @@ WHAT = {
 }
 
 
-def main(run, baseline_path, load_before, load_after, cores, seconds, save=""):
+def main(run, baseline_path, load_before, load_after, busy_before, cores, seconds, save=""):
     rows = [line.rstrip("\n").split("\t") for line in open(run) if line.strip()]
     hello = next(float(v) for b, _, v in rows if b == "hello")
     figures = [(b, w, float(v)) for b, w, v in rows if b != "hello"]
     baseline = read_baseline(baseline_path)
-    load_before, load_after, cores = float(load_before), float(load_after), int(cores)
+    load_before, load_after, busy_before, cores = float(load_before), float(load_after), float(busy_before), int(cores)
 
-    busy = max(load_before, 0) > BUSY * cores
+    busy = busy_before > BUSY
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print()
     print(f"Gable quick benchmark, {stamp}, {cores} cores, {seconds} s; hello-world {hello:,.0f} req/s")
-    print(f"load average (1 min): {load_before:.2f} before, {load_after:.2f} after")
+    print(
+        f"load average (1 min): {load_before:.2f} before, {load_after:.2f} after; "
+        f"other work in the 2 s before the run: {busy_before:.0%} of the CPUs"
+    )
     if busy:
         print(
-            f"WARNING: the machine was busy before the run (load {load_before:.2f} on {cores} cores): "
+            f"WARNING: the machine was busy before the run ({busy_before:.0%} of {cores} cores): "
             "other work skews every figure (up to 2x); compare only quiet runs."
         )
     print()
@@ -59,7 +62,7 @@ def main(run, baseline_path, load_before, load_after, cores, seconds, save=""):
         print(f"| {backend} | {what}: {WHAT.get(what, what)} | {value:,.0f} | {ratio:.4f} | {cmp} |")
     print()
     if save:
-        write_baseline(baseline_path, stamp, cores, hello, load_before, figures)
+        write_baseline(baseline_path, stamp, cores, hello, busy_before, figures)
         print(f"saved as the baseline: {baseline_path}")
     if dropped:
         print(f"dropped by more than {DROP:.0%} against the baseline: {', '.join(dropped)}")
@@ -84,7 +87,7 @@ def read_baseline(path):
     return out
 
 
-def write_baseline(path, stamp, cores, hello, load, figures):
+def write_baseline(path, stamp, cores, hello, busy, figures):
     with open(path, "w") as f:
         f.write("# The quick benchmark's baseline\n\n")
         f.write(
@@ -93,7 +96,7 @@ def write_baseline(path, stamp, cores, hello, load, figures):
             "and flags any that dropped by more than 20 %. Save a new baseline only from a quiet\n"
             "machine, and commit it with the change that moved it, saying why in docs/benchmarks.md.\n\n"
         )
-        f.write(f"Run: {stamp}, {cores} cores, load average {load:.2f} before; hello-world {hello:,.0f} req/s.\n\n")
+        f.write(f"Run: {stamp}, {cores} cores, other work {busy:.0%} of the CPUs before it; hello-world {hello:,.0f} req/s.\n\n")
         f.write("| backend | figure | per s | of hello-world |\n|---|---|---|---|\n")
         for backend, what, value in figures:
             f.write(f"| {backend} | {what}: {WHAT.get(what, what)} | {value:.0f} | {value / hello:.4f} |\n")

@@ -36,6 +36,9 @@ pub const DB_CONNECTIONS: &str = "gable_db_connections";
 pub const DB_CONNECTIONS_MAX: &str = "gable_db_connections_max";
 /// 1 when readiness holds, else 0.
 pub const READY: &str = "gable_ready";
+/// SQLite reads that ran past the inline budget and were moved to the blocking pool
+/// (`store::inline`): a steady rise means scans that an index could serve.
+pub const SQLITE_READS_MOVED: &str = "gable_sqlite_reads_moved_total";
 
 /// The `listener` label: `live` (production) or `sandbox`.
 pub fn listener(livemode: bool) -> &'static str {
@@ -86,6 +89,11 @@ fn upkeep(handle: PrometheusHandle) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Counts an SQLite read moved off the calling task (`SQLITE_READS_MOVED`).
+pub fn sqlite_read_moved() {
+    metrics::counter!(SQLITE_READS_MOVED).increment(1);
+}
+
 /// The installed recorder's handle, if any.
 pub fn handle() -> Option<PrometheusHandle> {
     HANDLE.get().cloned()
@@ -106,4 +114,5 @@ fn describe() {
     describe_gauge!(DB_CONNECTIONS, "Database connections of this process, by state.");
     describe_gauge!(DB_CONNECTIONS_MAX, "The most database connections this process opens.");
     describe_gauge!(READY, "1 when readiness holds (GET /readyz answers 200), else 0.");
+    describe_counter!(SQLITE_READS_MOVED, "SQLite reads that ran past the inline budget and were run again on the blocking pool.");
 }

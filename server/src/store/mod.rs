@@ -16,6 +16,7 @@ pub mod idempotency;
 pub mod keys;
 pub mod ledger;
 pub mod oauth;
+pub mod readers;
 pub mod records;
 pub mod sandbox;
 pub mod schema;
@@ -55,14 +56,15 @@ impl FromStr for Dialect {
 }
 
 /// SQLite has one writing connection and a pool of read-only ones, all rusqlite:
-/// - reads run a whole statement in one blocking call on a pooled connection (sqlx hands
-///   each row across threads separately, which dominated list requests);
+/// - reads run a whole statement at once on a pooled read-only connection (`readers`),
+///   on the calling task unless it runs long (`inline`); sqlx handed each row across
+///   threads separately, which dominated list requests;
 /// - writes run on the one writing connection, statement by statement, on the calling
 ///   task itself (see [`SqliteWrite`]);
 /// - sqlx's connection is kept for the migrations only.
 #[derive(Clone)]
 enum Pool {
-    Sqlite { migrations: SqlitePool, writer: Writer, read: deadpool_sqlite::Pool },
+    Sqlite { migrations: SqlitePool, writer: Writer, read: readers::Pool },
     Postgres(PgPool),
 }
 
@@ -81,7 +83,7 @@ pub struct Store {
 /// a plain connection in autocommit mode, where one statement is consistent by itself.
 pub enum Tx {
     Sqlite(SqliteWrite),
-    SqliteRead(deadpool_sqlite::Object),
+    SqliteRead(readers::Reader),
     Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
 }
 
@@ -166,6 +168,46 @@ fn checkpointer(
     Ok(())
 }
 
+/// SQLite reads run on the calling task: a read of a few rows takes microseconds, and
+/// handing it to a blocking thread and back (two context switches) cost several times the
+/// read itself, a quarter of a single-record read's CPU. A statement that runs past
+/// `BUDGET` (a scan through a filter no index serves, a report) must not hold a runtime
+/// thread: the read connections' progress handler interrupts it, and it is run again,
+/// whole, on the blocking pool, with no budget. A read-only statement in autocommit mode
+/// changes nothing, so running it again is safe; what the interrupted try cost is at most
+/// `BUDGET`.
+pub(crate) mod inline {
+    use std::cell::Cell;
+    use std::time::{Duration, Instant};
+
+    /// How long a read may hold the calling task.
+    pub const BUDGET: Duration = Duration::from_millis(3);
+    /// Virtual-machine steps between two looks at the clock (a few microseconds).
+    pub const CHECK_EVERY: std::ffi::c_int = 1_000;
+
+    thread_local! {
+        /// The deadline of the inline read running on this thread, if one is.
+        static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    }
+
+    /// The read connections' progress handler: interrupts an inline read past its
+    /// deadline; never one running on the blocking pool (no deadline on that thread).
+    pub fn over_budget() -> bool {
+        DEADLINE.with(|d| d.get().is_some_and(|at| Instant::now() > at))
+    }
+
+    /// Runs `read` within the budget: `None` when it was interrupted for running past it.
+    pub fn run<T>(read: impl FnOnce() -> rusqlite::Result<T>) -> Option<rusqlite::Result<T>> {
+        DEADLINE.with(|d| d.set(Some(Instant::now() + BUDGET)));
+        let out = read();
+        DEADLINE.with(|d| d.set(None));
+        match out {
+            Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::OperationInterrupted => None,
+            done => Some(done),
+        }
+    }
+}
+
 /// Runs a statement on a rusqlite connection and keeps its rows, names and values.
 fn query_owned(c: &rusqlite::Connection, sql: &str, values: &sea_query_rusqlite::RusqliteValues) -> rusqlite::Result<Vec<Row>> {
     let mut st = c.prepare_cached(sql)?;
@@ -222,22 +264,7 @@ impl Store {
             writer.set_prepared_statement_cache_capacity(256);
             let writer = std::sync::Arc::new(tokio::sync::Mutex::new(Some(std::sync::Mutex::new(writer))));
             checkpointer(path, std::sync::Arc::downgrade(&writer))?;
-            let read = deadpool_sqlite::Config::new(path)
-                .builder(deadpool_sqlite::Runtime::Tokio1)?
-                .max_size(max(4) as usize)
-                .post_create(deadpool_sqlite::Hook::async_fn(|conn, _| {
-                    Box::pin(async move {
-                        conn.interact(|c| {
-                            c.busy_timeout(Duration::from_secs(10))?;
-                            // These connections only read; SQLite itself refuses anything else.
-                            c.pragma_update(None, "query_only", true)
-                        })
-                        .await
-                        .map_err(|e| deadpool_sqlite::HookError::Message(e.to_string().into()))?
-                        .map_err(deadpool_sqlite::HookError::Backend)
-                    })
-                }))
-                .build()?;
+            let read = readers::Readers::pool(path, max(4) as usize)?;
             Pool::Sqlite { migrations, writer, read }
         };
         Ok(Store { pool, keys: keys::KeyCache::new() })
@@ -319,7 +346,7 @@ impl Store {
         Ok(out)
     }
 
-    async fn begin_sqlite(writer: &Writer, read: &deadpool_sqlite::Pool, intent: Intent) -> Result<Tx> {
+    async fn begin_sqlite(writer: &Writer, read: &readers::Pool, intent: Intent) -> Result<Tx> {
         Ok(match intent {
             Intent::Read => Tx::SqliteRead(read.get().await.map_err(Error::internal)?),
             Intent::Write => {
@@ -512,9 +539,17 @@ impl Tx {
         (sql, SqlxValues(values))
     }
 
-    /// Runs a read on a rusqlite connection in one blocking call, rows and all.
-    async fn read_owned<S: QueryStatementWriter>(conn: &deadpool_sqlite::Object, stmt: &S) -> Result<Vec<Row>> {
+    /// Runs a read on a rusqlite connection, rows and all: first right here on the calling
+    /// task, within [`inline::BUDGET`]; a statement that runs longer is interrupted and run
+    /// again, whole, on the blocking pool (`inline`).
+    async fn read_owned<S: QueryStatementWriter>(conn: &readers::Reader, stmt: &S) -> Result<Vec<Row>> {
         let (sql, values) = Self::sqlite(stmt);
+        if let Ok(c) = conn.try_lock() {
+            match inline::run(|| query_owned(&c, &sql, &values)) {
+                Some(done) => return done.map_err(Error::internal),
+                None => crate::observe::metrics::sqlite_read_moved(),
+            }
+        }
         let rows = conn
             .interact(move |c| query_owned(c, &sql, &values))
             .await

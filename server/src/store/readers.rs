@@ -1,0 +1,94 @@
+//! SQLite's read-only connections, pooled (deadpool). Each runs its reads on the calling
+//! task first (`inline` in the store's root module) and on the blocking pool when one runs
+//! long, so a connection is held behind a lock that a blocking thread can take too
+//! (`SyncWrapper`).
+//!
+//! A generic deadpool manager rather than deadpool-sqlite's: that one checks every
+//! connection on every checkout with a query on the blocking pool (`SELECT $1`, parsed
+//! each time), which cost a thread hand-off per request, more than the read itself. A
+//! read-only connection does not go bad between two reads; one whose lock was poisoned by
+//! a panic is dropped.
+
+use std::time::Duration;
+
+use deadpool::managed::{self, Metrics, RecycleError, RecycleResult};
+use deadpool::Runtime;
+use deadpool_sync::SyncWrapper;
+
+pub type Pool = managed::Pool<Readers>;
+pub type Reader = managed::Object<Readers>;
+
+/// Opens read-only connections to one database file.
+pub struct Readers {
+    path: String,
+}
+
+impl Readers {
+    pub fn pool(path: &str, max: usize) -> anyhow::Result<Pool> {
+        Ok(Pool::builder(Readers { path: path.to_string() }).max_size(max).runtime(Runtime::Tokio1).build()?)
+    }
+}
+
+impl managed::Manager for Readers {
+    type Type = SyncWrapper<rusqlite::Connection>;
+    type Error = rusqlite::Error;
+
+    async fn create(&self) -> Result<Self::Type, Self::Error> {
+        let path = self.path.clone();
+        SyncWrapper::new(Runtime::Tokio1, move || {
+            let c = rusqlite::Connection::open(path)?;
+            c.busy_timeout(Duration::from_secs(10))?;
+            c.set_prepared_statement_cache_capacity(64);
+            c.progress_handler(super::inline::CHECK_EVERY, Some(super::inline::over_budget));
+            // These connections only read; SQLite itself refuses anything else.
+            c.pragma_update(None, "query_only", true)?;
+            Ok(c)
+        })
+        .await
+    }
+
+    async fn recycle(&self, conn: &mut Self::Type, _: &Metrics) -> RecycleResult<Self::Error> {
+        if conn.is_mutex_poisoned() {
+            return Err(RecycleError::message("a read panicked holding the connection"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::inline;
+
+    /// Counts to `n` in SQL: a read whose length is set by its argument.
+    const COUNT: &str = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?1) SELECT count(*) FROM c";
+
+    #[tokio::test]
+    async fn a_long_read_leaves_the_calling_task_and_still_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        rusqlite::Connection::open(&path).unwrap().execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
+        let pool = Readers::pool(path.to_str().unwrap(), 1).unwrap();
+        let conn = pool.get().await.unwrap();
+
+        let short = {
+            let c = conn.try_lock().unwrap();
+            inline::run(|| c.query_row(COUNT, [10], |r| r.get::<_, i64>(0)))
+        };
+        assert_eq!(short.map(|r| r.unwrap()), Some(10), "a short read runs inline");
+
+        let long = {
+            let c = conn.try_lock().unwrap();
+            inline::run(|| c.query_row(COUNT, [50_000_000], |r| r.get::<_, i64>(0)))
+        };
+        assert!(long.is_none(), "a read past the budget is interrupted, not finished inline");
+
+        // On the blocking pool there is no budget: the same read runs to its end.
+        let n = conn.interact(|c| c.query_row(COUNT, [2_000_000], |r| r.get::<_, i64>(0))).await.unwrap().unwrap();
+        assert_eq!(n, 2_000_000);
+
+        // The connection still serves, and refuses writes.
+        let c = conn.try_lock().unwrap();
+        assert!(c.execute("INSERT INTO t VALUES (1)", []).is_err());
+    }
+}
