@@ -200,21 +200,24 @@ pub async fn insert_as(
     now: DateTime<Utc>,
 ) -> Result<Record> {
     resolve_references(tx, scope, c, &mut ch, None, id).await?;
-    let mut columns: Vec<(&str, SimpleExpr)> = vec![];
+    let mut values: Vec<(&str, SimpleExpr)> = vec![];
     if c.metadata {
-        columns.push(("metadata", ch.metadata.clone().unwrap_or_else(|| serde_json::json!({})).into()));
+        values.push(("metadata", ch.metadata.clone().unwrap_or_else(|| serde_json::json!({})).into()));
     }
     for f in c.fields {
         if let Some(v) = ch.values.get(f.name) {
-            columns.push((f.name, bind(f.ty, v).into()));
+            values.push((f.name, bind(f.ty, v).into()));
         }
     }
     for (name, v) in extra {
-        columns.push((name, v.into()));
+        values.push((name, v.into()));
     }
-    let ins = insert_row(c.table, (scope.tenant, scope.livemode, id), now, columns);
-    tx.execute(&ins).await?;
-    fetch_one(tx, scope, c, id, false).await
+    let mut ins = insert_row(c.table, (scope.tenant, scope.livemode, id), now, values);
+    // The record as stored (defaults, the derived property), in the same round trip.
+    ins.returning(Query::returning().columns(columns(c)));
+    let row =
+        tx.fetch_optional(&ins).await?.ok_or_else(|| Error::internal(anyhow::anyhow!("an insert into {} returned no row", c.table)))?;
+    decode(c, &row)
 }
 
 /// Updates a record inside a write transaction. `validate` turns the current record
@@ -266,9 +269,10 @@ pub async fn write_changes(
         }
     }
     up.cond_where(tenant_cond(scope)).and_where(col("id").eq(id));
-    tx.execute(&up).await?;
-    let rec = fetch_one(tx, scope, c, id, false).await?;
-    Ok((current, rec))
+    // The record as stored, in the same round trip (it is locked: nothing else changed it).
+    up.returning(Query::returning().columns(columns(c)));
+    let row = tx.fetch_optional(&up).await?.ok_or_else(|| Error::not_found(&format!("{} {id}", c.object)))?;
+    Ok((current, decode(c, &row)?))
 }
 
 /// One record inside a unit of work; `lock` takes it for update (PostgreSQL; SQLite's
