@@ -37,7 +37,7 @@ pub const DB_CONNECTIONS_MAX: &str = "gable_db_connections_max";
 /// 1 when readiness holds, else 0.
 pub const READY: &str = "gable_ready";
 /// SQLite reads that ran past the inline budget and were moved to the blocking pool
-/// (`store::inline`): a steady rise means scans that an index could serve.
+/// (`store::readers::inline`): a steady rise means scans that an index could serve.
 pub const SQLITE_READS_MOVED: &str = "gable_sqlite_reads_moved_total";
 
 /// The `listener` label: `live` (production) or `sandbox`.

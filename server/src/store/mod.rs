@@ -57,7 +57,7 @@ impl FromStr for Dialect {
 
 /// SQLite has one writing connection and a pool of read-only ones, all rusqlite:
 /// - reads run a whole statement at once on a pooled read-only connection (`readers`),
-///   on the calling task unless it runs long (`inline`); sqlx handed each row across
+///   on the calling task unless it runs long (`readers::inline`); sqlx handed each row across
 ///   threads separately, which dominated list requests;
 /// - writes run on the one writing connection, statement by statement, on the calling
 ///   task itself (see [`SqliteWrite`]);
@@ -166,46 +166,6 @@ fn checkpointer(
         }
     })?;
     Ok(())
-}
-
-/// SQLite reads run on the calling task: a read of a few rows takes microseconds, and
-/// handing it to a blocking thread and back (two context switches) cost several times the
-/// read itself, a quarter of a single-record read's CPU. A statement that runs past
-/// `BUDGET` (a scan through a filter no index serves, a report) must not hold a runtime
-/// thread: the read connections' progress handler interrupts it, and it is run again,
-/// whole, on the blocking pool, with no budget. A read-only statement in autocommit mode
-/// changes nothing, so running it again is safe; what the interrupted try cost is at most
-/// `BUDGET`.
-pub(crate) mod inline {
-    use std::cell::Cell;
-    use std::time::{Duration, Instant};
-
-    /// How long a read may hold the calling task.
-    pub const BUDGET: Duration = Duration::from_millis(3);
-    /// Virtual-machine steps between two looks at the clock (a few microseconds).
-    pub const CHECK_EVERY: std::ffi::c_int = 1_000;
-
-    thread_local! {
-        /// The deadline of the inline read running on this thread, if one is.
-        static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
-    }
-
-    /// The read connections' progress handler: interrupts an inline read past its
-    /// deadline; never one running on the blocking pool (no deadline on that thread).
-    pub fn over_budget() -> bool {
-        DEADLINE.with(|d| d.get().is_some_and(|at| Instant::now() > at))
-    }
-
-    /// Runs `read` within the budget: `None` when it was interrupted for running past it.
-    pub fn run<T>(read: impl FnOnce() -> rusqlite::Result<T>) -> Option<rusqlite::Result<T>> {
-        DEADLINE.with(|d| d.set(Some(Instant::now() + BUDGET)));
-        let out = read();
-        DEADLINE.with(|d| d.set(None));
-        match out {
-            Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::OperationInterrupted => None,
-            done => Some(done),
-        }
-    }
 }
 
 /// Runs a statement on a rusqlite connection and keeps its rows, names and values.
@@ -540,12 +500,12 @@ impl Tx {
     }
 
     /// Runs a read on a rusqlite connection, rows and all: first right here on the calling
-    /// task, within [`inline::BUDGET`]; a statement that runs longer is interrupted and run
-    /// again, whole, on the blocking pool (`inline`).
+    /// task, within [`readers::inline::BUDGET`]; a statement that runs longer is interrupted
+    /// and run again, whole, on the blocking pool (`readers::inline`).
     async fn read_owned<S: QueryStatementWriter>(conn: &readers::Reader, stmt: &S) -> Result<Vec<Row>> {
         let (sql, values) = Self::sqlite(stmt);
         if let Ok(c) = conn.try_lock() {
-            match inline::run(|| query_owned(&c, &sql, &values)) {
+            match readers::inline::run(|| query_owned(&c, &sql, &values)) {
                 Some(done) => return done.map_err(Error::internal),
                 None => crate::observe::metrics::sqlite_read_moved(),
             }

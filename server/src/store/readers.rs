@@ -1,6 +1,5 @@
 //! SQLite's read-only connections, pooled (deadpool). Each runs its reads on the calling
-//! task first (`inline` in the store's root module) and on the blocking pool when one runs
-//! long, so a connection is held behind a lock that a blocking thread can take too
+//! task first and on the blocking pool when one runs long (`inline`), so a connection is held behind a lock that a blocking thread can take too
 //! (`SyncWrapper`).
 //!
 //! A generic deadpool manager rather than deadpool-sqlite's: that one checks every
@@ -39,7 +38,7 @@ impl managed::Manager for Readers {
             let c = rusqlite::Connection::open(path)?;
             c.busy_timeout(Duration::from_secs(10))?;
             c.set_prepared_statement_cache_capacity(64);
-            c.progress_handler(super::inline::CHECK_EVERY, Some(super::inline::over_budget));
+            c.progress_handler(inline::CHECK_EVERY, Some(inline::over_budget));
             // These connections only read; SQLite itself refuses anything else.
             c.pragma_update(None, "query_only", true)?;
             Ok(c)
@@ -55,10 +54,49 @@ impl managed::Manager for Readers {
     }
 }
 
+/// SQLite reads run on the calling task: a read of a few rows takes microseconds, and
+/// handing it to a blocking thread and back (two context switches) cost several times the
+/// read itself, a quarter of a single-record read's CPU. A statement that runs past
+/// `BUDGET` (a scan through a filter no index serves, a report) must not hold a runtime
+/// thread: the read connections' progress handler interrupts it, and it is run again,
+/// whole, on the blocking pool, with no budget. A read-only statement in autocommit mode
+/// changes nothing, so running it again is safe; what the interrupted try cost is at most
+/// `BUDGET`.
+pub(super) mod inline {
+    use std::cell::Cell;
+    use std::time::{Duration, Instant};
+
+    /// How long a read may hold the calling task.
+    pub const BUDGET: Duration = Duration::from_millis(3);
+    /// Virtual-machine steps between two looks at the clock (a few microseconds).
+    pub const CHECK_EVERY: std::ffi::c_int = 1_000;
+
+    thread_local! {
+        /// The deadline of the inline read running on this thread, if one is.
+        static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    }
+
+    /// The read connections' progress handler: interrupts an inline read past its
+    /// deadline; never one running on the blocking pool (no deadline on that thread).
+    pub fn over_budget() -> bool {
+        DEADLINE.with(|d| d.get().is_some_and(|at| Instant::now() > at))
+    }
+
+    /// Runs `read` within the budget: `None` when it was interrupted for running past it.
+    pub fn run<T>(read: impl FnOnce() -> rusqlite::Result<T>) -> Option<rusqlite::Result<T>> {
+        DEADLINE.with(|d| d.set(Some(Instant::now() + BUDGET)));
+        let out = read();
+        DEADLINE.with(|d| d.set(None));
+        match out {
+            Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::OperationInterrupted => None,
+            done => Some(done),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::inline;
 
     /// Counts to `n` in SQL: a read whose length is set by its argument.
     const COUNT: &str = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?1) SELECT count(*) FROM c";
