@@ -10,3 +10,6 @@ GABLE_MASTER_KEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 export GABLE_MASTER_KEY
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# The URL of database $1 on the server of the admin URL $2 (the same user, host and port).
+db_url() { python3 -c "import sys,urllib.parse as u; p=u.urlparse(sys.argv[2]); print(p._replace(path='/'+sys.argv[1]).geturl())" "$1" "$2"; }
