@@ -81,6 +81,7 @@ async fn render(app: &AppState, handle: &PrometheusHandle) -> Response {
     let pool = app.store.connections();
     metrics::gauge!(m::DB_CONNECTIONS, "state" => "in_use").set(pool.in_use as f64);
     metrics::gauge!(m::DB_CONNECTIONS, "state" => "idle").set(pool.idle as f64);
+    metrics::gauge!(m::DB_CONNECTIONS, "state" => "listening").set(pool.listening as f64);
     metrics::gauge!(m::DB_CONNECTIONS_MAX).set(pool.max as f64);
     let now = app.ops.clock().now();
     if let Ok((due, oldest)) = app.store.in_system(Intent::Read, async |tx| deliveries::backlog(tx, now).await).await {

@@ -77,6 +77,9 @@ type Writer = std::sync::Arc<tokio::sync::Mutex<Option<std::sync::Mutex<rusqlite
 pub struct Store {
     pool: Pool,
     keys: keys::KeyCache,
+    /// PostgreSQL connections held by `LISTEN`ers: taken from the pool for as long as
+    /// they listen, so they are not counted as in use by work (`connections`).
+    listening: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// A unit of database work on either database: a transaction, or (for reads on SQLite)
@@ -227,7 +230,7 @@ impl Store {
             let read = readers::Readers::pool(path, max(4) as usize)?;
             Pool::Sqlite { migrations, writer, read }
         };
-        Ok(Store { pool, keys: keys::KeyCache::new() })
+        Ok(Store { pool, keys: keys::KeyCache::new(), listening: Default::default() })
     }
 
     pub fn dialect(&self) -> Dialect {
@@ -360,6 +363,7 @@ impl Store {
                 }
             };
             backoff = LISTEN_FIRST_BACKOFF;
+            let _counted = Listening::new(&self.listening);
             // `recv` reconnects by itself after an error; the error is reported once.
             loop {
                 match listener.recv().await {
@@ -417,13 +421,19 @@ impl Store {
         match &self.pool {
             Pool::Postgres(p) => {
                 let (size, idle) = (p.size() as usize, p.num_idle());
-                Connections { in_use: size.saturating_sub(idle), idle, max: p.options().get_max_connections() as usize }
+                let listening = self.listening.load(std::sync::atomic::Ordering::Relaxed).min(size.saturating_sub(idle));
+                Connections {
+                    in_use: size.saturating_sub(idle + listening),
+                    idle,
+                    listening,
+                    max: p.options().get_max_connections() as usize,
+                }
             }
             // The readers' pool, and the one writing connection.
             Pool::Sqlite { read, .. } => {
                 let status = read.status();
                 let idle = status.available;
-                Connections { in_use: status.size.saturating_sub(idle) + 1, idle, max: status.max_size + 1 }
+                Connections { in_use: status.size.saturating_sub(idle) + 1, idle, listening: 0, max: status.max_size + 1 }
             }
         }
     }
@@ -472,12 +482,30 @@ async fn begin_postgres(pool: &sqlx::PgPool) -> Result<sqlx::Transaction<'static
     }
 }
 
-/// A process's database connections (`Store::connections`).
+/// A process's database connections (`Store::connections`): checked out by work, idle
+/// in the pool, and held by `LISTEN`ers (PostgreSQL).
 #[derive(Debug, Clone, Copy)]
 pub struct Connections {
     pub in_use: usize,
     pub idle: usize,
+    pub listening: usize,
     pub max: usize,
+}
+
+/// Counts a listener's connection in `Store::listening` while it lives.
+struct Listening<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Listening<'a> {
+    fn new(count: &'a std::sync::atomic::AtomicUsize) -> Self {
+        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Listening(count)
+    }
+}
+
+impl Drop for Listening<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl Tx {

@@ -62,6 +62,10 @@ async fn health_and_metrics(backend: Backend) {
     assert_eq!(value(r#"gable_idempotent_replays_total{listener="sandbox"}"#), Some(1.0), "{text}");
     assert!(line("gable_db_connections_max").is_some(), "{text}");
     assert!(line(r#"gable_db_connections{state="in_use"}"#).is_some(), "{text}");
+    // PostgreSQL's two listeners (key revocations, due deliveries) hold a connection each,
+    // shown apart from the work's.
+    let listening = if backend == Backend::Postgres { 2.0 } else { 0.0 };
+    assert_eq!(value(r#"gable_db_connections{state="listening"}"#), Some(listening), "{text}");
     assert_eq!(value("gable_webhook_backlog"), Some(0.0), "{text}");
     assert_eq!(value("gable_webhook_oldest_due_age_seconds"), Some(0.0), "{text}");
     assert_eq!(value("gable_ready"), Some(1.0), "{text}");
