@@ -12,6 +12,11 @@ import re
 import sys
 
 DROP = 0.20
+# Resident memory (MB) of the read server: 3 s after it answered its first request (the
+# API description rendered), and after the read, list and deep-page loads. Flagged when it
+# grew by more than GROW against the baseline, or passed its goal.
+GROW = 0.20
+MEMORY = {"idle": ("resident memory, idle", 50), "loaded": ("resident memory after the read loads", 200)}
 # Other work's share of the CPUs in the seconds before the run above which it is "busy".
 BUSY = 0.10
 
@@ -27,7 +32,8 @@ WHAT = {
 def main(run, baseline_path, load_before, load_after, busy_before, cores, seconds, save=""):
     rows = [line.rstrip("\n").split("\t") for line in open(run) if line.strip()]
     hello = next(float(v) for b, _, v in rows if b == "hello")
-    figures = [(b, w, float(v)) for b, w, v in rows if b != "hello"]
+    figures = [(b, w, float(v)) for b, w, v in rows if b != "hello" and w not in MEMORY]
+    memory = [(b, w, float(v)) for b, w, v in rows if w in MEMORY]
     baseline = read_baseline(baseline_path)
     load_before, load_after, busy_before, cores = float(load_before), float(load_after), float(busy_before), int(cores)
 
@@ -61,15 +67,34 @@ def main(run, baseline_path, load_before, load_after, busy_before, cores, second
             cmp = "- | (no baseline)"
         print(f"| {backend} | {what}: {WHAT.get(what, what)} | {value:,.0f} | {ratio:.4f} | {cmp} |")
     print()
+    if memory:
+        print("| backend | memory | MB | goal | baseline | change |")
+        print("|---|---|---|---|---|---|")
+    for backend, what, mb in memory:
+        label, goal = MEMORY[what]
+        base = baseline.get((backend, what))
+        flag = "  OVER GOAL" if mb > goal else ""
+        if base:
+            change = mb / base - 1
+            if change > GROW:
+                flag += "  GREW"
+            cmp = f"{base:.0f} | {change:+.0%}{flag}"
+        else:
+            cmp = f"- | (no baseline){flag}"
+        if flag.strip():
+            dropped.append(f"{backend} memory {what}")
+        print(f"| {backend} | {what}: {label} | {mb:.0f} | ≤ {goal} | {cmp} |")
+    if memory:
+        print()
     if save:
-        write_baseline(baseline_path, stamp, cores, hello, busy_before, figures)
+        write_baseline(baseline_path, stamp, cores, hello, busy_before, figures, memory)
         print(f"saved as the baseline: {baseline_path}")
     if dropped:
-        print(f"dropped by more than {DROP:.0%} against the baseline: {', '.join(dropped)}")
+        print(f"dropped by more than {DROP:.0%} against the baseline (memory: grew by more than {GROW:.0%}, or over its goal): {', '.join(dropped)}")
         if busy:
             print("(the machine was busy: run again on a quiet machine before believing it)")
         return 3
-    print("no figure dropped by more than 20 % against the baseline")
+    print("no figure dropped by more than 20 % against the baseline, and memory within its goals")
     return 0
 
 
@@ -82,12 +107,14 @@ def read_baseline(path):
         return out
     for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 4 and re.fullmatch(r"[0-9.]+", cells[3]) and cells[0] in ("sqlite", "postgres"):
+        if len(cells) >= 3 and cells[0] in ("sqlite", "postgres") and cells[1].split(":")[0] in MEMORY:
+            out[(cells[0], cells[1].split(":")[0])] = float(cells[2])
+        elif len(cells) >= 4 and re.fullmatch(r"[0-9.]+", cells[3]) and cells[0] in ("sqlite", "postgres"):
             out[(cells[0], cells[1].split(":")[0])] = float(cells[3])
     return out
 
 
-def write_baseline(path, stamp, cores, hello, busy, figures):
+def write_baseline(path, stamp, cores, hello, busy, figures, memory):
     with open(path, "w") as f:
         f.write("# The quick benchmark's baseline\n\n")
         f.write(
@@ -100,6 +127,10 @@ def write_baseline(path, stamp, cores, hello, busy, figures):
         f.write("| backend | figure | per s | of hello-world |\n|---|---|---|---|\n")
         for backend, what, value in figures:
             f.write(f"| {backend} | {what}: {WHAT.get(what, what)} | {value:.0f} | {value / hello:.4f} |\n")
+        if memory:
+            f.write("\n| backend | memory | MB |\n|---|---|---|\n")
+            for backend, what, mb in memory:
+                f.write(f"| {backend} | {what}: {MEMORY[what][0]} | {mb:.0f} |\n")
 
 
 if __name__ == "__main__":

@@ -142,12 +142,19 @@ impl Hasher {
         // Compute the dummy hash early, so the first unknown email is not slower.
         std::thread::spawn(|| {
             LazyLock::force(&DUMMY_HASH);
+            crate::observe::memory::release_unused();
         });
         Hasher { permits: Arc::new(Semaphore::new(n)) }
     }
 
     async fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Result<T, ConsoleError> {
         let _permit = self.permits.acquire().await.map_err(|_| ConsoleError::Internal)?;
+        let f = move || {
+            let done = f();
+            // Each run held 19 MiB; a quiet console must not keep it.
+            crate::observe::memory::release_unused();
+            done
+        };
         tokio::task::spawn_blocking(f).await.map_err(|e| {
             tracing::error!(error = %e, "console: a password task failed");
             ConsoleError::Internal

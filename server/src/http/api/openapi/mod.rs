@@ -94,6 +94,8 @@ fn rendered(public_url: &str, livemode: bool) -> Result<Arc<Asset>, Error> {
     }
     let body = serde_json::to_vec(&document(public_url, livemode)).map_err(Error::internal)?;
     let doc = Arc::new(Asset::new("application/json", body));
+    // Rendering built and dropped several MB of schema objects.
+    crate::observe::memory::release_unused();
     if let Ok(mut c) = cache.lock() {
         if c.len() >= KEEP {
             c.remove(0);
