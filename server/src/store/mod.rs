@@ -262,18 +262,19 @@ impl Store {
     pub async fn begin_tenant(&self, tenant: Uuid, livemode: bool, intent: Intent) -> Result<Tx> {
         match &self.pool {
             Pool::Sqlite { writer, read, .. } => Self::begin_sqlite(writer, read, intent).await,
-            Pool::Postgres(p) => {
-                let mut tx = begin_postgres(p).await?;
-                sqlx::query(
-                    "SELECT set_config('role', 'gable_app', true), set_config('gable.tenant_id', $1, true), \
-                     set_config('gable.livemode', $2, true)",
+            // One round trip: `BEGIN` and the settings travel as one simple query. Its
+            // values are a formatted UUID and a boolean, so nothing needs quoting.
+            Pool::Postgres(p) => Ok(Tx::Postgres(
+                begin_postgres(
+                    p,
+                    Some(format!(
+                        "BEGIN; SELECT set_config('role', 'gable_app', true), set_config('gable.tenant_id', '{}', true), \
+                         set_config('gable.livemode', '{livemode}', true)",
+                        tenant.hyphenated()
+                    )),
                 )
-                .bind(tenant.to_string())
-                .bind(livemode.to_string())
-                .execute(&mut *tx)
-                .await?;
-                Ok(Tx::Postgres(tx))
-            }
+                .await?,
+            )),
         }
     }
 
@@ -281,7 +282,7 @@ impl Store {
     pub async fn begin_system(&self, intent: Intent) -> Result<Tx> {
         Ok(match &self.pool {
             Pool::Sqlite { writer, read, .. } => Self::begin_sqlite(writer, read, intent).await?,
-            Pool::Postgres(p) => Tx::Postgres(begin_postgres(p).await?),
+            Pool::Postgres(p) => Tx::Postgres(begin_postgres(p, None).await?),
         })
     }
 
@@ -474,9 +475,16 @@ impl Store {
 /// transaction in progress"; sqlx issue #4393, unfixed in 0.8.6 and 0.9.0). In a task the
 /// begin always completes, and a transaction nobody awaits any more is dropped there,
 /// which rolls it back. `tests/it/production/cancellation.rs` shows the difference.
-async fn begin_postgres(pool: &sqlx::PgPool) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
+/// `begin`, when given, replaces the plain `BEGIN` (a simple query; it may set settings too).
+async fn begin_postgres(pool: &sqlx::PgPool, begin: Option<String>) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
     let pool = pool.clone();
-    match tokio::spawn(async move { pool.begin().await }).await {
+    let begun = tokio::spawn(async move {
+        match begin {
+            Some(statement) => pool.begin_with(statement).await,
+            None => pool.begin().await,
+        }
+    });
+    match begun.await {
         Ok(begun) => Ok(begun?),
         Err(e) => Err(Error::internal(anyhow::anyhow!("beginning a transaction: {e}"))),
     }

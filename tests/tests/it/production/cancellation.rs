@@ -14,6 +14,7 @@ use sqlx::{Connection, PgConnection};
 async fn begins_cancelled_mid_flight_leave_no_connection_in_a_transaction() {
     let Some(app) = TestApp::builder(Backend::Postgres).try_spawn().await else { return };
     let mut admin = PgConnection::connect(&app.database_url).await.unwrap();
+    let tenant = app.tenant("A").await.id;
     for round in 0..3 {
         // Timers are too coarse for a window of tens of microseconds: each begin is polled
         // a few times, yielding between polls, and then dropped wherever it is.
@@ -21,7 +22,13 @@ async fn begins_cancelled_mid_flight_leave_no_connection_in_a_transaction() {
         for i in 0..2000u64 {
             let store = app.store.clone();
             cancelled.push(tokio::spawn(async move {
-                let mut begin = Box::pin(store.begin_system(Intent::Read));
+                // Both kinds of begin: a plain one, and a tenant's (with its settings).
+                type Begin<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = gable::error::Result<gable::store::Tx>> + Send + 'a>>;
+                let mut begin: Begin<'_> = if i % 2 == 0 {
+                    Box::pin(store.begin_system(Intent::Read))
+                } else {
+                    Box::pin(store.begin_tenant(tenant, false, Intent::Read))
+                };
                 for _ in 0..(i % 40) {
                     if futures::poll!(begin.as_mut()).is_ready() {
                         return;

@@ -447,3 +447,68 @@ async fn every_event_type_is_deliverable(app: &TestApp) {
     assert_eq!(types.len(), 23);
 }
 gable_tests::both!(every_event_type_is_deliverable, |b| b.local_webhooks());
+
+/// Outcomes are written for a whole batch in one statement: each attempt gets its own
+/// values (not its neighbour's), a failure with a retry writes the next attempt, and an
+/// attempt recorded already (by this or another process) is not written again.
+async fn a_batch_of_outcomes_is_recorded_attempt_by_attempt(app: &TestApp) {
+    use gable::store::deliveries::{self, Outcome};
+    use gable::store::Intent;
+    let t = app.tenant("A").await;
+    let key = t.test_key.as_str();
+    let hook = subscribe(app, key, "https://receiver.example/hook", json!(["lead.created"])).await;
+    for name in ["Ada", "Grace", "Edsger"] {
+        app.create(key, "leads", json!({ "name": name })).await;
+    }
+    let now = app.clock.now();
+    let mut tx = app.store.begin_system(Intent::Write).await.unwrap();
+    let mut claimed = deliveries::claim(&mut tx, now, Duration::seconds(30), 10, |_| 10).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(claimed.len(), 3, "the three attempts are due: {:?}", attempts(app, key, &hook.id).await);
+    claimed.sort_by_key(|c| c.id);
+    let outcome = |status: Option<u16>, error: Option<&str>, retry: bool| Outcome {
+        request_headers: json!({ "x-which": status.map_or("none".to_string(), |s| s.to_string()) }),
+        response_status: status,
+        response_headers: status.map(|s| json!({ "x-status": s })),
+        response_excerpt: status.map(|s| format!("answered {s}")),
+        latency_ms: status.map(|s| i64::from(s) / 10),
+        error: error.map(str::to_string),
+        succeeded: status == Some(200),
+        gone: false,
+        retry_at: retry.then(|| now + Duration::minutes(5)),
+    };
+    let outcomes =
+        [outcome(Some(200), None, false), outcome(Some(503), Some("answered 503"), true), outcome(None, Some("timed out"), false)];
+    let done: Vec<_> = claimed.iter().zip(&outcomes).collect();
+    let mut tx = app.store.begin_system(Intent::Write).await.unwrap();
+    assert_eq!(deliveries::finish_all(&mut tx, &done, now).await.unwrap(), vec![true, true, true]);
+    tx.commit().await.unwrap();
+    // Again, with a fresh outcome for the first: nothing is pending any more.
+    let again = [outcome(Some(500), Some("late"), true)];
+    let mut tx = app.store.begin_system(Intent::Write).await.unwrap();
+    assert_eq!(deliveries::finish_all(&mut tx, &[(&claimed[0], &again[0])], now).await.unwrap(), vec![false]);
+    tx.commit().await.unwrap();
+
+    let all = attempts(app, key, &hook.id).await;
+    assert_eq!(all.len(), 4, "three attempts and one retry: {all:?}");
+    let row = |id: uuid::Uuid| all.iter().find(|a| a["id"] == json!(id)).unwrap_or_else(|| panic!("attempt {id} in {all:?}"));
+    let (ok, failed, lost) = (row(claimed[0].id), row(claimed[1].id), row(claimed[2].id));
+    assert_eq!((ok["status"].as_str(), ok["response_status"].as_i64(), ok["error"].as_str()), (Some("succeeded"), Some(200), None), "{ok}");
+    assert_eq!(ok["latency_ms"], json!(20));
+    assert_eq!(
+        (failed["status"].as_str(), failed["response_status"].as_i64(), failed["error"].as_str()),
+        (Some("retrying"), Some(503), Some("answered 503")),
+        "{failed}"
+    );
+    assert_eq!(failed["latency_ms"], json!(50));
+    assert_eq!(
+        (lost["status"].as_str(), lost["response_status"].as_i64(), lost["error"].as_str()),
+        (Some("failed"), None, Some("timed out")),
+        "{lost}"
+    );
+    let retry: Vec<_> = all.iter().filter(|a| a["trigger"] == "retry").collect();
+    assert_eq!(retry.len(), 1, "{all:?}");
+    assert_eq!((retry[0]["status"].as_str(), retry[0]["event_id"].clone()), (Some("pending"), failed["event_id"].clone()), "{all:?}");
+}
+// No delivery worker: the test claims and records by hand.
+gable_tests::both!(a_batch_of_outcomes_is_recorded_attempt_by_attempt, |b| b.args(|a| a.delivery_concurrency = 0));
