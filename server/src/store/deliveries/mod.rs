@@ -373,13 +373,12 @@ pub struct Outcome {
 /// updated in id order, so two processes' batches cannot deadlock on them. Returns, per
 /// attempt, whether this call recorded it.
 pub async fn finish_all(tx: &mut Tx, done: &[(&Claimed, &Outcome)], now: DateTime<Utc>) -> Result<Vec<bool>> {
-    let recorded = record_outcomes(tx, done, now).await?;
+    let mut recorded = Vec::with_capacity(done.len());
     let mut health: std::collections::BTreeMap<Uuid, (&Claimed, Vec<Health>)> = Default::default();
-    for ((c, o), &fresh) in done.iter().zip(&recorded) {
+    for (c, o) in done {
+        let fresh = finish_one(tx, c, o, now).await?;
+        recorded.push(fresh);
         if fresh {
-            if let Some(due) = o.retry_at {
-                insert(tx, retry_of(c, due), now).await?;
-            }
             let step = if o.succeeded {
                 Health::Clear
             } else if o.gone {
@@ -410,66 +409,50 @@ enum Health {
     Gone,
 }
 
-/// Writes the outcomes into their attempts' rows in one statement (one round trip for the
-/// batch: each column is a `CASE` on the attempt's id), each only while it is still
-/// pending. Returns, per outcome, whether its row was written.
-async fn record_outcomes(tx: &mut Tx, done: &[(&Claimed, &Outcome)], now: DateTime<Utc>) -> Result<Vec<bool>> {
-    if done.is_empty() {
-        return Ok(Vec::new());
-    }
-    // Per column, the value of each attempt: `CASE WHEN id = … THEN … END`.
-    let column = |value: &dyn Fn(&Outcome) -> Value| -> SimpleExpr {
-        let mut case = sea_query::CaseStatement::new();
-        for (c, o) in done {
-            case = case.case(col("id").eq(c.id), Expr::val(value(o)));
-        }
-        case.into()
+async fn finish_one(tx: &mut Tx, c: &Claimed, o: &Outcome, now: DateTime<Utc>) -> Result<bool> {
+    let status = match (o.succeeded, o.retry_at.is_some()) {
+        (true, _) => "succeeded",
+        (false, true) => "retrying",
+        (false, false) => "failed",
     };
-    let status = |o: &Outcome| -> Value {
-        match (o.succeeded, o.retry_at.is_some()) {
-            (true, _) => "succeeded",
-            (false, true) => "retrying",
-            (false, false) => "failed",
-        }
-        .into()
-    };
-    let keys = done.iter().fold(Cond::any(), |any, (c, _)| any.add(row_key(c.tenant, c.livemode, c.id)));
+    let key = Cond::all().add(col("tenant_id").eq(c.tenant)).add(col("livemode").eq(c.livemode)).add(col("id").eq(c.id));
+    let json_or_null = |j: Option<Json>| Value::from(j);
+    let ts_or_null = |t: Option<DateTime<Utc>>| Value::from(t);
     let up = Query::update()
         .table(a("webhook_deliveries"))
-        .value(a("status"), column(&status))
+        .value(a("status"), status)
         .value(a("updated_at"), now)
-        .value(a("request_headers"), column(&|o: &Outcome| o.request_headers.clone().into()))
-        .value(a("response_status"), column(&|o: &Outcome| o.response_status.map(i64::from).into()))
-        .value(a("response_headers"), column(&|o: &Outcome| o.response_headers.clone().into()))
-        .value(a("response_excerpt"), column(&|o: &Outcome| o.response_excerpt.clone().into()))
-        .value(a("latency_ms"), column(&|o: &Outcome| o.latency_ms.into()))
-        .value(a("error"), column(&|o: &Outcome| o.error.clone().into()))
-        .value(a("next_attempt_at"), column(&|o: &Outcome| o.retry_at.into()))
-        .value(a("claimed_until"), Value::ChronoDateTimeUtc(None))
-        .cond_where(keys)
+        .value(a("request_headers"), o.request_headers.clone())
+        .value(a("response_status"), o.response_status.map(i64::from))
+        .value(a("response_headers"), json_or_null(o.response_headers.clone()))
+        .value(a("response_excerpt"), o.response_excerpt.clone())
+        .value(a("latency_ms"), o.latency_ms)
+        .value(a("error"), o.error.clone())
+        .value(a("next_attempt_at"), ts_or_null(o.retry_at))
+        .value(a("claimed_until"), ts_or_null(None))
+        .cond_where(key)
         .and_where(col("status").eq("pending"))
-        .returning(Query::returning().column(a("id")))
         .to_owned();
-    let written: std::collections::HashSet<Uuid> =
-        tx.fetch_all(&up).await?.iter().filter_map(|r| r.opt_uuid("id").ok().flatten()).collect();
-    Ok(done.iter().map(|(c, _)| written.contains(&c.id)).collect())
-}
-
-/// The attempt that follows a failed one.
-fn retry_of(c: &Claimed, due: DateTime<Utc>) -> NewAttempt {
-    NewAttempt {
-        tenant: c.tenant,
-        livemode: c.livemode,
-        webhook_id: c.webhook_id,
-        url: c.url.clone(),
-        event_id: c.event_id,
-        event_type: c.event_type.clone(),
-        event_created_at: c.event_created_at,
-        attempt: c.attempt + 1,
-        trigger: Trigger::Retry,
-        due,
-        payload: c.payload.clone(),
+    if tx.execute(&up).await? == 0 {
+        return Ok(false);
     }
+    if let Some(due) = o.retry_at {
+        let next = NewAttempt {
+            tenant: c.tenant,
+            livemode: c.livemode,
+            webhook_id: c.webhook_id,
+            url: c.url.clone(),
+            event_id: c.event_id,
+            event_type: c.event_type.clone(),
+            event_created_at: c.event_created_at,
+            attempt: c.attempt + 1,
+            trigger: Trigger::Retry,
+            due,
+            payload: c.payload.clone(),
+        };
+        insert(tx, next, now).await?;
+    }
+    Ok(true)
 }
 
 /// One step of a subscription's failing streak: cleared by a success, started by a
