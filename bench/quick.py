@@ -12,11 +12,12 @@ import re
 import sys
 
 DROP = 0.20
-# Resident memory (MB) of the read server: 3 s after it answered its first request (the
-# API description rendered), and after the read, list and deep-page loads. Flagged when it
-# grew by more than GROW against the baseline, or passed its goal.
+# Resident memory (MB): of a server on a fresh store 3 s after it answered its first request
+# (the API description rendered), and of the read server after the read, list and
+# deep-page loads. Flagged when it grew by more than GROW against the baseline, or passed
+# its goal.
 GROW = 0.20
-MEMORY = {"idle": ("resident memory, idle", 50), "loaded": ("resident memory after the read loads", 200)}
+MEMORY = {"idle": ("resident memory, idle (fresh store)", 50), "loaded": ("resident memory after the read loads", 200)}
 # Other work's share of the CPUs in the seconds before the run above which it is "busy".
 BUSY = 0.10
 

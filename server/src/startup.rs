@@ -119,6 +119,9 @@ impl Application {
     /// Serves both listeners until `shutdown` resolves, then drains in-flight requests and
     /// background work for at most the shutdown deadline.
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+        // Building (migrations, the routers) ran on this thread and freed what it no
+        // longer needs; a process that is quiet from the start would otherwise keep it.
+        crate::observe::memory::release_unused();
         let revocations = {
             let store = self.state.store.clone();
             tokio::spawn(async move {
