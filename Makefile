@@ -10,6 +10,7 @@
 #   make bench-payments       BENCH_MODE=payments bench/writes
 #   make bench-soak           bench/soak
 #   make bench-quick          bench/quick: the hot paths at small sizes, against bench/baseline.md (< 5 min)
+#   make bench-floor          bench/floor: Gable's reads beside the same reads with nothing of Gable in them
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -19,7 +20,7 @@ SHELL := /bin/bash
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 ARGS ?=
 
-.PHONY: help install install-tools install-runtime-tools build release run watch test ci lint audit generate bench bench-quick bench-writes bench-webhooks bench-payments bench-soak lint-scripts
+.PHONY: help install install-tools install-runtime-tools build release run watch test ci lint audit generate bench bench-quick bench-floor bench-writes bench-webhooks bench-payments bench-soak lint-scripts
 
 help:
 	@echo "make run [ARGS=...]   install runtime tools, .ci/build-site --release, run target/release/gable serve ARGS"
@@ -35,6 +36,7 @@ help:
 	@echo "make bench-webhooks   bench/webhooks: webhook deliveries/s after an outage, commit-to-receipt latency"
 	@echo "make bench-payments   BENCH_MODE=payments bench/writes: idempotent test payments per second"
 	@echo "make bench-quick    bench/quick: read, list, deep page, payments, deliveries at small sizes beside hello-world, compared with bench/baseline.md (run before and after a hot-path change)"
+	@echo "make bench-floor    bench/floor: Gable's read and list beside the floor (the same reads with nothing of Gable) and hello-world"
 	@echo "make bench-soak       bench/soak: ten minutes of mixed load at 80 % of capacity: errors, p99, memory"
 	@echo "make build / release  .ci/build-site (debug / --release): the server, the console's WASM, the embeddable flows"
 	@echo "make install-tools    .ci/install-tools (full)"
@@ -129,3 +131,6 @@ bench-soak:
 
 bench-quick:
 	exec bash bench/quick
+
+bench-floor:
+	exec bash bench/floor

@@ -29,23 +29,36 @@ pub fn list<T: Serialize>(data: &[T], next_cursor: Option<String>, has_more: boo
     }
 }
 
+/// One object, serialised straight to bytes (a record's view, without a JSON tree).
+pub fn single_serialized<T: Serialize + ?Sized>(status: StatusCode, object: &str, data: &T) -> Response {
+    let body = Envelope { object, data, meta: Meta { request_id: request_id(), next_cursor: None, has_more: false } };
+    match serde_json::to_vec(&body) {
+        Ok(bytes) => (status, [(axum::http::header::CONTENT_TYPE, "application/json")], bytes).into_response(),
+        Err(e) => crate::error::Error::internal(e).into_response(),
+    }
+}
+
 /// The bytes of a list's envelope.
 pub fn list_bytes<T: Serialize>(data: &[T], next_cursor: Option<String>, has_more: bool) -> serde_json::Result<Vec<u8>> {
-    #[derive(Serialize)]
-    struct Meta {
-        request_id: Option<String>,
-        next_cursor: Option<String>,
-        has_more: bool,
-    }
-    #[derive(Serialize)]
-    struct Envelope<'a, T> {
-        object: &'static str,
-        data: &'a [T],
-        meta: Meta,
-    }
-    let body =
-        Envelope { object: "list", data, meta: Meta { request_id: current_request_id().map(|id| id.to_string()), next_cursor, has_more } };
-    serde_json::to_vec(&body)
+    serde_json::to_vec(&Envelope { object: "list", data, meta: Meta { request_id: request_id(), next_cursor, has_more } })
+}
+
+#[derive(Serialize)]
+struct Meta {
+    request_id: Option<String>,
+    next_cursor: Option<String>,
+    has_more: bool,
+}
+
+#[derive(Serialize)]
+struct Envelope<'a, T: ?Sized> {
+    object: &'a str,
+    data: &'a T,
+    meta: Meta,
+}
+
+fn request_id() -> Option<String> {
+    current_request_id().map(|id| id.to_string())
 }
 
 fn envelope(status: StatusCode, object: &str, data: Value, next_cursor: Option<String>, has_more: bool) -> Response {

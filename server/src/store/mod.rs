@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dialect {
     Sqlite,
     Postgres,
@@ -87,7 +87,8 @@ pub struct Store {
 pub enum Tx {
     Sqlite(SqliteWrite),
     SqliteRead(readers::Reader),
-    Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+    /// A transaction on PostgreSQL; `READ ONLY` when its intent is to read.
+    Postgres(sqlx::Transaction<'static, sqlx::Postgres>, Intent),
 }
 
 /// A write transaction on SQLite's one writing connection, held from `BEGIN IMMEDIATE`
@@ -123,6 +124,11 @@ impl Drop for SqliteWrite {
 /// WAL pages after which the checkpointer makes writers wait for a full checkpoint
 /// (64 MiB of 4 KiB pages), so that the log cannot grow without bound under steady writes.
 const WAL_RESTART_PAGES: i64 = 16_384;
+
+/// A pooled PostgreSQL connection idle this long is checked (a round trip) before it is
+/// handed out; a busier one is not: sqlx already checks each connection as it comes back,
+/// and one lost in between fails its first statement, answered `503` and then discarded.
+const CHECK_IDLE_AFTER: Duration = Duration::from_secs(1);
 
 /// How long a request waits for a PostgreSQL connection before it is answered `503
 /// service_unavailable`: long enough for a busy pool, short enough that an outage is
@@ -193,6 +199,30 @@ pub enum Intent {
     Write,
 }
 
+/// A statement ready to run: its SQL in one dialect, and its values.
+struct Built {
+    sql: std::sync::Arc<str>,
+    values: sea_query::Values,
+}
+
+/// What makes two statements the same SQL: which statement, of which table, in which
+/// variant (how many values a list in it has, say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Shape {
+    pub statement: &'static str,
+    pub table: &'static str,
+    pub variant: usize,
+}
+
+/// The SQL of each shape run so far ([`Tx::fetch_optional_shaped`]); shapes are few (a
+/// statement per table and variant), so it is never pruned.
+fn shapes() -> &'static std::sync::RwLock<ShapedSql> {
+    static SHAPES: std::sync::LazyLock<std::sync::RwLock<ShapedSql>> = std::sync::LazyLock::new(Default::default);
+    &SHAPES
+}
+
+type ShapedSql = std::collections::HashMap<(Shape, Dialect), std::sync::Arc<str>>;
+
 /// A result row on either database.
 pub enum Row {
     Postgres(PgRow),
@@ -207,7 +237,24 @@ impl Store {
     pub async fn connect(url: &str) -> anyhow::Result<Store> {
         let max = |default: u32| std::env::var("GABLE_DB_MAX_CONNECTIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
         let pool = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            Pool::Postgres(PgPoolOptions::new().max_connections(max(16)).acquire_timeout(ACQUIRE_TIMEOUT).connect(url).await?)
+            Pool::Postgres(
+                PgPoolOptions::new()
+                    .max_connections(max(16))
+                    .acquire_timeout(ACQUIRE_TIMEOUT)
+                    // sqlx checks every connection it hands out with a round trip by
+                    // default; only one idle long enough to have been lost is checked.
+                    .test_before_acquire(false)
+                    .before_acquire(|conn, meta| {
+                        Box::pin(async move {
+                            if meta.idle_for >= CHECK_IDLE_AFTER {
+                                sqlx::Connection::ping(conn).await?;
+                            }
+                            Ok(true)
+                        })
+                    })
+                    .connect(url)
+                    .await?,
+            )
         } else {
             let opts = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
@@ -267,13 +314,15 @@ impl Store {
             Pool::Postgres(p) => Ok(Tx::Postgres(
                 begin_postgres(
                     p,
-                    Some(format!(
-                        "BEGIN; SELECT set_config('role', 'gable_app', true), set_config('gable.tenant_id', '{}', true), \
+                    format!(
+                        "{}; SELECT set_config('role', 'gable_app', true), set_config('gable.tenant_id', '{}', true), \
                          set_config('gable.livemode', '{livemode}', true)",
+                        begin_statement(intent),
                         tenant.hyphenated()
-                    )),
+                    ),
                 )
                 .await?,
+                intent,
             )),
         }
     }
@@ -282,7 +331,7 @@ impl Store {
     pub async fn begin_system(&self, intent: Intent) -> Result<Tx> {
         Ok(match &self.pool {
             Pool::Sqlite { writer, read, .. } => Self::begin_sqlite(writer, read, intent).await?,
-            Pool::Postgres(p) => Tx::Postgres(begin_postgres(p, None).await?),
+            Pool::Postgres(p) => Tx::Postgres(begin_postgres(p, begin_statement(intent).to_string()).await?, intent),
         })
     }
 
@@ -476,14 +525,19 @@ impl Store {
 /// begin always completes, and a transaction nobody awaits any more is dropped there,
 /// which rolls it back. `tests/it/production/cancellation.rs` shows the difference.
 /// `begin`, when given, replaces the plain `BEGIN` (a simple query; it may set settings too).
-async fn begin_postgres(pool: &sqlx::PgPool, begin: Option<String>) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
+/// How a PostgreSQL unit of work begins: a read is `READ ONLY`, so that a write slipped
+/// into one fails loudly rather than being lost when the read ends without a commit
+/// ([`Tx::commit`]).
+fn begin_statement(intent: Intent) -> &'static str {
+    match intent {
+        Intent::Read => "BEGIN READ ONLY",
+        Intent::Write => "BEGIN",
+    }
+}
+
+async fn begin_postgres(pool: &sqlx::PgPool, begin: String) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
     let pool = pool.clone();
-    let begun = tokio::spawn(async move {
-        match begin {
-            Some(statement) => pool.begin_with(statement).await,
-            None => pool.begin().await,
-        }
-    });
+    let begun = tokio::spawn(async move { pool.begin_with(begin).await });
     match begun.await {
         Ok(begun) => Ok(begun?),
         Err(e) => Err(Error::internal(anyhow::anyhow!("beginning a transaction: {e}"))),
@@ -520,26 +574,37 @@ impl Tx {
     pub fn dialect(&self) -> Dialect {
         match self {
             Tx::Sqlite(_) | Tx::SqliteRead(_) => Dialect::Sqlite,
-            Tx::Postgres(_) => Dialect::Postgres,
+            Tx::Postgres(..) => Dialect::Postgres,
         }
     }
 
-    /// A statement for SQLite: its SQL, and its values in the forms SQLite stores.
-    fn sqlite<S: QueryStatementWriter>(stmt: &S) -> (String, sea_query_rusqlite::RusqliteValues) {
-        let (sql, values) = stmt.build(SqliteQueryBuilder);
-        (sql, values::for_sqlite(values))
+    /// A statement's SQL in this unit of work's dialect, and its values.
+    fn build<S: QueryStatementWriter>(&self, stmt: &S) -> Built {
+        let (sql, values) = match self.dialect() {
+            Dialect::Sqlite => stmt.build(SqliteQueryBuilder),
+            Dialect::Postgres => stmt.build(PostgresQueryBuilder),
+        };
+        Built { sql: sql.into(), values }
     }
 
-    fn postgres<S: QueryStatementWriter>(stmt: &S) -> (String, SqlxValues) {
-        let (sql, values) = stmt.build(PostgresQueryBuilder);
-        (sql, SqlxValues(values))
+    /// Runs a built statement, with its rows (on PostgreSQL only the first when `one`).
+    async fn rows(&mut self, b: Built, one: bool) -> Result<Vec<Row>> {
+        Ok(match self {
+            Tx::Sqlite(w) => query_owned(&*w.conn()?, &b.sql, &values::for_sqlite(b.values))?,
+            Tx::SqliteRead(c) => Self::read_owned(c, b.sql, values::for_sqlite(b.values)).await?,
+            Tx::Postgres(t, _) if one => {
+                sqlx::query_with(&b.sql, SqlxValues(b.values)).fetch_optional(&mut **t).await?.map(Row::Postgres).into_iter().collect()
+            }
+            Tx::Postgres(t, _) => {
+                sqlx::query_with(&b.sql, SqlxValues(b.values)).fetch_all(&mut **t).await?.into_iter().map(Row::Postgres).collect()
+            }
+        })
     }
 
     /// Runs a read on a rusqlite connection, rows and all: first right here on the calling
     /// task, within [`readers::inline::BUDGET`]; a statement that runs longer is interrupted
     /// and run again, whole, on the blocking pool (`readers::inline`).
-    async fn read_owned<S: QueryStatementWriter>(conn: &readers::Reader, stmt: &S) -> Result<Vec<Row>> {
-        let (sql, values) = Self::sqlite(stmt);
+    async fn read_owned(conn: &readers::Reader, sql: std::sync::Arc<str>, values: sea_query_rusqlite::RusqliteValues) -> Result<Vec<Row>> {
         if let Ok(c) = conn.try_lock() {
             match readers::inline::run(|| query_owned(&c, &sql, &values)) {
                 Some(done) => return done.map_err(Error::internal),
@@ -554,47 +619,50 @@ impl Tx {
         Ok(rows)
     }
 
-    /// A statement of a SQLite write transaction, with its rows.
-    fn write_owned<S: QueryStatementWriter>(w: &SqliteWrite, stmt: &S) -> Result<Vec<Row>> {
-        let (sql, values) = Self::sqlite(stmt);
-        let c = w.conn()?;
-        Ok(query_owned(&c, &sql, &values)?)
-    }
-
     pub async fn execute<S: QueryStatementWriter>(&mut self, stmt: &S) -> Result<u64> {
+        let b = self.build(stmt);
         Ok(match self {
-            Tx::Sqlite(w) => {
-                let (sql, values) = Self::sqlite(stmt);
-                w.conn()?.prepare_cached(&sql)?.execute(&*values.as_params())? as u64
-            }
+            Tx::Sqlite(w) => w.conn()?.prepare_cached(&b.sql)?.execute(&*values::for_sqlite(b.values).as_params())? as u64,
             Tx::SqliteRead(_) => return Err(Error::internal(anyhow::anyhow!("a write in a read-only unit of work"))),
-            Tx::Postgres(t) => {
-                let (sql, values) = Self::postgres(stmt);
-                sqlx::query_with(&sql, values).execute(&mut **t).await?.rows_affected()
-            }
+            Tx::Postgres(t, _) => sqlx::query_with(&b.sql, SqlxValues(b.values)).execute(&mut **t).await?.rows_affected(),
         })
     }
 
     pub async fn fetch_all<S: QueryStatementWriter>(&mut self, stmt: &S) -> Result<Vec<Row>> {
-        Ok(match self {
-            Tx::Sqlite(w) => Self::write_owned(w, stmt)?,
-            Tx::SqliteRead(c) => Self::read_owned(c, stmt).await?,
-            Tx::Postgres(t) => {
-                let (sql, values) = Self::postgres(stmt);
-                sqlx::query_with(&sql, values).fetch_all(&mut **t).await?.into_iter().map(Row::Postgres).collect()
-            }
-        })
+        let b = self.build(stmt);
+        self.rows(b, false).await
     }
 
     pub async fn fetch_optional<S: QueryStatementWriter>(&mut self, stmt: &S) -> Result<Option<Row>> {
-        Ok(match self {
-            Tx::Sqlite(w) => Self::write_owned(w, stmt)?.into_iter().next(),
-            Tx::SqliteRead(c) => Self::read_owned(c, stmt).await?.into_iter().next(),
-            Tx::Postgres(t) => {
-                let (sql, values) = Self::postgres(stmt);
-                sqlx::query_with(&sql, values).fetch_optional(&mut **t).await?.map(Row::Postgres)
+        let b = self.build(stmt);
+        Ok(self.rows(b, true).await?.into_iter().next())
+    }
+
+    /// [`Tx::fetch_optional`] of a statement whose SQL depends only on its `shape`: built
+    /// by `build` the first time the shape is run in this dialect and kept (building SQL
+    /// was a tenth of a single-record read's time); each run binds `values`, which must
+    /// be the values `build` binds, in its order (checked when the shape is first built).
+    pub async fn fetch_optional_shaped<S: QueryStatementWriter>(
+        &mut self,
+        shape: Shape,
+        values: Vec<sea_query::Value>,
+        build: impl FnOnce() -> S,
+    ) -> Result<Option<Row>> {
+        let d = self.dialect();
+        let sql = match shapes().read().ok().and_then(|m| m.get(&(shape, d)).cloned()) {
+            Some(sql) => sql,
+            None => {
+                let b = self.build(&build());
+                if b.values.0 != values {
+                    return Err(Error::internal(anyhow::anyhow!("the statement {shape:?} binds its values in another order")));
+                }
+                if let Ok(mut m) = shapes().write() {
+                    m.insert((shape, d), b.sql.clone());
+                }
+                b.sql
             }
-        })
+        };
+        Ok(self.rows(Built { sql, values: sea_query::Values(values) }, true).await?.into_iter().next())
     }
 
     pub async fn commit(self) -> Result<()> {
@@ -604,34 +672,63 @@ impl Tx {
                 w.open = false;
             }
             Tx::SqliteRead(_) => {}
-            Tx::Postgres(t) => t.commit().await?,
+            // A read-only transaction has nothing to commit. Dropped, it ends with a
+            // `ROLLBACK` that sqlx queues on the connection and sends together with the
+            // check the pool makes of every returned connection, in a task of its own:
+            // the request does not wait a round trip for it.
+            Tx::Postgres(t, Intent::Read) => drop(t),
+            Tx::Postgres(t, Intent::Write) => t.commit().await?,
         }
         Ok(())
     }
 }
 
+/// A column of a result row: by name, or by position (what a caller that chose the
+/// columns' order uses, saving a search of the names for every value).
+pub trait Col: sqlx::ColumnIndex<PgRow> + Copy + std::fmt::Display {
+    fn position(self, names: &[String]) -> Option<usize>;
+}
+
+impl Col for &str {
+    fn position(self, names: &[String]) -> Option<usize> {
+        names.iter().position(|n| n == self)
+    }
+}
+
+impl Col for usize {
+    fn position(self, names: &[String]) -> Option<usize> {
+        (self < names.len()).then_some(self)
+    }
+}
+
 impl Row {
-    /// An owned row's value by column name.
-    fn owned<'a>(names: &[String], vals: &'a [rusqlite::types::Value], col: &str) -> Result<&'a rusqlite::types::Value> {
-        names.iter().position(|n| n == col).map(|i| &vals[i]).ok_or_else(|| Error::internal(anyhow::anyhow!("no column {col}")))
+    /// An owned row's value.
+    fn owned<'a>(names: &[String], vals: &'a [rusqlite::types::Value], col: impl Col) -> Result<&'a rusqlite::types::Value> {
+        col.position(names).map(|i| &vals[i]).ok_or_else(|| Error::internal(anyhow::anyhow!("no column {col}")))
     }
 
-    fn owned_mismatch(col: &str) -> Error {
+    fn owned_mismatch(col: impl Col) -> Error {
         Error::internal(anyhow::anyhow!("column {col} has an unexpected type"))
     }
 
-    pub fn opt_string(&self, col: &str) -> Result<Option<String>> {
+    /// Text stored by SQLite, borrowed: for types it has no column type for (uuids,
+    /// dates, JSON), parsed from it without a copy.
+    fn owned_text<'a>(names: &[String], vals: &'a [rusqlite::types::Value], col: impl Col) -> Result<Option<&'a str>> {
         use rusqlite::types::Value as V;
+        match Self::owned(names, vals, col)? {
+            V::Null => Ok(None),
+            V::Text(s) => Ok(Some(s)),
+            _ => Err(Self::owned_mismatch(col)),
+        }
+    }
+
+    pub fn opt_string(&self, col: impl Col) -> Result<Option<String>> {
         Ok(match self {
             Row::Postgres(r) => r.try_get(col)?,
-            Row::Owned(n, v) => match Self::owned(n, v, col)? {
-                V::Null => None,
-                V::Text(s) => Some(s.clone()),
-                _ => return Err(Self::owned_mismatch(col)),
-            },
+            Row::Owned(n, v) => Self::owned_text(n, v, col)?.map(str::to_owned),
         })
     }
-    pub fn opt_i64(&self, col: &str) -> Result<Option<i64>> {
+    pub fn opt_i64(&self, col: impl Col) -> Result<Option<i64>> {
         use rusqlite::types::Value as V;
         Ok(match self {
             Row::Postgres(r) => r.try_get(col)?,
@@ -642,7 +739,7 @@ impl Row {
             },
         })
     }
-    pub fn opt_f64(&self, col: &str) -> Result<Option<f64>> {
+    pub fn opt_f64(&self, col: impl Col) -> Result<Option<f64>> {
         use rusqlite::types::Value as V;
         Ok(match self {
             Row::Postgres(r) => r.try_get(col)?,
@@ -654,45 +751,45 @@ impl Row {
             },
         })
     }
-    pub fn opt_bool(&self, col: &str) -> Result<Option<bool>> {
+    pub fn opt_bool(&self, col: impl Col) -> Result<Option<bool>> {
         Ok(match self {
             Row::Postgres(r) => r.try_get(col)?,
             Row::Owned(..) => self.opt_i64(col)?.map(|i| i != 0),
         })
     }
-    pub fn opt_uuid(&self, col: &str) -> Result<Option<Uuid>> {
+    pub fn opt_uuid(&self, col: impl Col) -> Result<Option<Uuid>> {
         Ok(match self {
-            Row::Owned(..) => match self.sqlite_text(col)? {
-                Some(s) => Some(Uuid::parse_str(&s).map_err(Error::internal)?),
+            Row::Owned(n, v) => match Self::owned_text(n, v, col)? {
+                Some(s) => Some(Uuid::parse_str(s).map_err(Error::internal)?),
                 None => None,
             },
             Row::Postgres(r) => r.try_get(col)?,
         })
     }
-    pub fn opt_date(&self, col: &str) -> Result<Option<chrono::NaiveDate>> {
+    pub fn opt_date(&self, col: impl Col) -> Result<Option<chrono::NaiveDate>> {
         Ok(match self {
-            Row::Owned(..) => match self.sqlite_text(col)? {
-                Some(s) => Some(crate::domain::value::parse_date(&s).ok_or_else(|| Error::internal(anyhow::anyhow!("bad date in {col}")))?),
+            Row::Owned(n, v) => match Self::owned_text(n, v, col)? {
+                Some(s) => Some(crate::domain::value::parse_date(s).ok_or_else(|| Error::internal(anyhow::anyhow!("bad date in {col}")))?),
                 None => None,
             },
             Row::Postgres(r) => r.try_get(col)?,
         })
     }
-    pub fn opt_datetime(&self, col: &str) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
+    pub fn opt_datetime(&self, col: impl Col) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
         Ok(match self {
-            Row::Owned(..) => match self.sqlite_text(col)? {
+            Row::Owned(n, v) => match Self::owned_text(n, v, col)? {
                 Some(s) => {
-                    Some(crate::domain::value::parse_datetime(&s).ok_or_else(|| Error::internal(anyhow::anyhow!("bad time in {col}")))?)
+                    Some(crate::domain::value::parse_datetime(s).ok_or_else(|| Error::internal(anyhow::anyhow!("bad time in {col}")))?)
                 }
                 None => None,
             },
             Row::Postgres(r) => r.try_get(col)?,
         })
     }
-    pub fn opt_json(&self, col: &str) -> Result<Option<serde_json::Value>> {
+    pub fn opt_json(&self, col: impl Col) -> Result<Option<serde_json::Value>> {
         Ok(match self {
-            Row::Owned(..) => match self.sqlite_text(col)? {
-                Some(s) => Some(serde_json::from_str(&s).map_err(Error::internal)?),
+            Row::Owned(n, v) => match Self::owned_text(n, v, col)? {
+                Some(s) => Some(serde_json::from_str(s).map_err(Error::internal)?),
                 None => None,
             },
             Row::Postgres(r) => r.try_get(col)?,
@@ -700,15 +797,10 @@ impl Row {
     }
 
     /// A JSON list of strings (scopes, permissions); empty when NULL.
-    pub fn strings(&self, col: &str) -> Result<Vec<String>> {
+    pub fn strings(&self, col: impl Col) -> Result<Vec<String>> {
         match self.opt_json(col)? {
             Some(v) if !v.is_null() => serde_json::from_value(v).map_err(Error::internal),
             _ => Ok(vec![]),
         }
-    }
-
-    /// Text stored by SQLite for types it has no column type for (uuids, dates, JSON).
-    fn sqlite_text(&self, col: &str) -> Result<Option<String>> {
-        self.opt_string(col)
     }
 }

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::sql::insert_row;
 use super::values::bind;
-use super::{Dialect, Intent, Row, Store, Tx};
+use super::{Dialect, Intent, Row, Shape, Store, Tx};
 use crate::domain::collections::collection;
 use crate::domain::list::{ListQuery, Op};
 use crate::domain::record::Record;
@@ -48,6 +48,7 @@ fn property_cond(c: &Collection, scope: &Scope) -> Option<Cond> {
     }
 }
 
+/// The columns a record is read from, in the order [`decode_from`] reads them by.
 fn columns(c: &Collection) -> Vec<Alias> {
     let mut v: Vec<Alias> = stored_system_fields().map(Alias::new).collect();
     if c.metadata {
@@ -57,11 +58,20 @@ fn columns(c: &Collection) -> Vec<Alias> {
     v
 }
 
+/// A record from a row whose columns are [`columns`], in that order.
 fn decode(c: &Collection, row: &Row) -> Result<Record> {
+    decode_from(c, row, 0)
+}
+
+/// A record from a row whose columns are [`columns`] from position `first` on: read by
+/// position, not by name (a list page reads hundreds of values).
+fn decode_from(c: &Collection, row: &Row, first: usize) -> Result<Record> {
     let missing = || Error::internal(anyhow::anyhow!("row of {} lacks a system column", c.name));
+    // `columns`: id, livemode, created_at, updated_at, then metadata where kept, then the fields.
+    let fields = first + 4 + usize::from(c.metadata);
     let mut values = HashMap::with_capacity(c.fields.len());
-    for f in c.fields {
-        let n = f.name;
+    for (i, f) in c.fields.iter().enumerate() {
+        let n = fields + i;
         let v = match f.ty {
             Ty::Int { .. } => row.opt_i64(n)?.map(Val::Int),
             Ty::Money => row.opt_i64(n)?.map(Val::Money),
@@ -73,14 +83,14 @@ fn decode(c: &Collection, row: &Row) -> Result<Record> {
             Ty::StrList { .. } | Ty::RefList(_) | Ty::Json(_) | Ty::Metadata => row.opt_json(n)?.map(Val::Json),
             Ty::Str { .. } | Ty::Text | Ty::Email | Ty::Url | Ty::Origin | Ty::Enum(_) | Ty::Currency => row.opt_string(n)?.map(Val::Str),
         };
-        values.insert(n, v.unwrap_or(Val::Null));
+        values.insert(f.name, v.unwrap_or(Val::Null));
     }
     Ok(Record {
-        id: row.opt_uuid("id")?.ok_or_else(missing)?,
-        livemode: row.opt_bool("livemode")?.ok_or_else(missing)?,
-        created_at: row.opt_datetime("created_at")?.ok_or_else(missing)?,
-        updated_at: row.opt_datetime("updated_at")?.ok_or_else(missing)?,
-        metadata: if c.metadata { row.opt_json("metadata")? } else { None },
+        id: row.opt_uuid(first)?.ok_or_else(missing)?,
+        livemode: row.opt_bool(first + 1)?.ok_or_else(missing)?,
+        created_at: row.opt_datetime(first + 2)?.ok_or_else(missing)?,
+        updated_at: row.opt_datetime(first + 3)?.ok_or_else(missing)?,
+        metadata: if c.metadata { row.opt_json(first + 4)? } else { None },
         values,
     })
 }
@@ -318,17 +328,36 @@ fn merge_metadata(current: Option<&serde_json::Value>, patch: &serde_json::Value
     serde_json::Value::Object(out)
 }
 
+/// Credentials constrained to more properties than this read records with statements
+/// built afresh each time, rather than keeping one shape for every count.
+const MAX_SHAPED_PROPERTIES: usize = 16;
+
 async fn fetch_one(tx: &mut Tx, scope: &Scope, c: &'static Collection, id: Uuid, lock: bool) -> Result<Record> {
     let d = tx.dialect();
     let not_found = || Error::not_found(&format!("{} {id}", c.object));
     let prop = property_cond(c, scope).ok_or_else(not_found)?;
-    let mut sel = Query::select();
-    sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop).and_where(col("id").eq(id));
-    if lock && d == Dialect::Postgres {
-        sel.lock(sea_query::LockType::Update);
-    }
-    let row = tx.fetch_optional(&sel).await?.ok_or_else(not_found)?;
-    decode(c, &row)
+    let lock = lock && d == Dialect::Postgres;
+    let build = || {
+        let mut sel = Query::select();
+        sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop).and_where(col("id").eq(id));
+        if lock {
+            sel.lock(sea_query::LockType::Update);
+        }
+        sel
+    };
+    // The values in the order `build` binds them: tenant, environment, properties, id.
+    let props = scope.properties.as_deref().unwrap_or_default();
+    let row = if props.len() <= MAX_SHAPED_PROPERTIES {
+        let mut values = vec![Value::from(scope.tenant), Value::from(scope.livemode)];
+        values.extend(props.iter().map(|p| Value::from(*p)));
+        values.push(Value::from(id));
+        let variant = scope.properties.as_ref().map_or(0, |p| 1 + p.len());
+        let shape = Shape { statement: if lock { "record for update" } else { "record" }, table: c.table, variant };
+        tx.fetch_optional_shaped(shape, values, build).await?
+    } else {
+        tx.fetch_optional(&build()).await?
+    };
+    decode(c, &row.ok_or_else(not_found)?)
 }
 
 /// The visible record a reference points to: its property, if any.
@@ -523,8 +552,28 @@ pub async fn scan(tx: &mut Tx, c: &'static Collection, conds: Vec<SimpleExpr>, l
     let rows = tx.fetch_all(&sel).await?;
     rows.iter()
         .map(|r| {
-            let tenant = r.opt_uuid("tenant_id")?.ok_or_else(|| Error::internal(anyhow::anyhow!("row without tenant")))?;
-            Ok((tenant, decode(c, r)?))
+            let tenant = r.opt_uuid(0)?.ok_or_else(|| Error::internal(anyhow::anyhow!("row without tenant")))?;
+            Ok((tenant, decode_from(c, r, 1)?))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `decode_from` reads by position: the columns must come in the order it assumes.
+    #[test]
+    fn columns_come_in_the_order_records_are_decoded_in() {
+        for c in crate::domain::collections::COLLECTIONS {
+            let names: Vec<String> = columns(c).iter().map(sea_query::Iden::to_string).collect();
+            assert_eq!(names[..4], ["id", "livemode", "created_at", "updated_at"], "{}", c.name);
+            let fields = 4 + usize::from(c.metadata);
+            if c.metadata {
+                assert_eq!(names[4], "metadata", "{}", c.name);
+            }
+            let expected: Vec<&str> = c.fields.iter().map(|f| f.name).collect();
+            assert_eq!(names[fields..], expected[..], "{}", c.name);
+        }
+    }
 }

@@ -87,7 +87,7 @@ pub async fn get(
     if c.name == "events" {
         require_event_read(&cred, &rec)?;
     }
-    Ok(envelope::single(StatusCode::OK, c.object, rec.to_json(c, fields.as_deref())))
+    Ok(envelope::single_serialized(StatusCode::OK, c.object, &rec.view(c, fields.as_deref())))
 }
 
 /// An event carries its record: reading it needs read access to that record's collection.

@@ -71,16 +71,17 @@ impl Behaviour for Payments {
     async fn settle(&self, w: &mut Work, c: &'static Collection, rec: &Record) -> Result<Option<Record>> {
         let Some(scenario) = rec.get("scenario").as_str().map(str::to_owned) else { return Ok(None) };
         let none = Map::new();
+        // The payment was inserted by this unit of work: each action runs on it as written.
         let after = match scenario.as_str() {
-            "succeeded" => w.act_named(c, "succeed", rec.id, &none).await?,
+            "succeeded" => w.act_named_on_own(c, "succeed", rec.clone(), &none).await?,
             "reversed" => {
-                w.act_named(c, "succeed", rec.id, &none).await?;
-                w.act_named(c, "reverse", rec.id, &none).await?
+                let succeeded = w.act_named_on_own(c, "succeed", rec.clone(), &none).await?;
+                w.act_named_on_own(c, "reverse", succeeded, &none).await?
             }
             _ => {
                 let declined =
                     Map::from_iter([("failure_code".to_string(), json!(DECLINED.0)), ("failure_message".to_string(), json!(DECLINED.1))]);
-                w.act_named(c, "fail", rec.id, &declined).await?
+                w.act_named_on_own(c, "fail", rec.clone(), &declined).await?
             }
         };
         Ok(Some(after))
