@@ -58,7 +58,9 @@ pub async fn leases_to_bill(
     limit: u64,
 ) -> Result<Vec<(Uuid, Record)>> {
     let mut due = vec![
-        col("status").eq("active"),
+        // A literal, as the partial index `leases_rent_next_due` is conditioned: a bound
+        // value cannot be planned on (read connections plan without bound values).
+        Expr::cust("status = 'active'"),
         col("start_date").lte(horizon),
         col("rent_next_due").lte(horizon).or(col("rent_next_due").is_null().and(col("rent_billed_through").is_null())),
     ];
