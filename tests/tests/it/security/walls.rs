@@ -108,3 +108,50 @@ async fn every_table_is_walled_or_out_of_reach() {
 }
 
 use sqlx::Connection as _;
+
+/// A vendor row of tenant `tenant`'s sandbox, named `name`, as a raw insert.
+fn vendor_insert(tenant: uuid::Uuid, name: &str) -> sea_query::InsertStatement {
+    let mut ins = Query::insert();
+    ins.into_table(alias("vendors"))
+        .columns(["tenant_id", "livemode", "id", "created_at", "updated_at", "metadata", "name", "status"].map(alias))
+        .values_panic([
+            tenant.into(),
+            false.into(),
+            uuid::Uuid::now_v7().into(),
+            chrono::Utc::now().into(),
+            chrono::Utc::now().into(),
+            json!({}).into(),
+            name.into(),
+            "active".into(),
+        ]);
+    ins
+}
+
+/// A unit of work begun to read ends without a commit (on PostgreSQL its `ROLLBACK`
+/// travels with the pool's check of the returned connection). That is only safe because
+/// such a unit refuses every write, loudly, on both databases: a write slipped into a
+/// read would otherwise be lost in silence. And the connections it returns serve the
+/// next units of work, reads and writes, as if it had committed.
+async fn read_units_refuse_writes_and_end_cleanly(app: &TestApp) {
+    let a = app.tenant("A").await;
+    let mut tx = app.store.begin_tenant(a.id, false, Intent::Read).await.unwrap();
+    assert!(tx.execute(&vendor_insert(a.id, "slipped into a read")).await.is_err(), "a read unit of work took a write");
+    drop(tx);
+    // Many read units in a row on the pool's few connections, then a write: each
+    // connection comes back clean (no transaction left open, no tenant setting kept).
+    for _ in 0..40 {
+        let mut tx = app.store.begin_tenant(a.id, false, Intent::Read).await.unwrap();
+        assert!(all_vendor_names(&mut tx).await.is_empty());
+        tx.commit().await.unwrap();
+    }
+    let mut tx = app.store.begin_tenant(a.id, false, Intent::Write).await.unwrap();
+    tx.execute(&vendor_insert(a.id, "written")).await.unwrap();
+    tx.commit().await.unwrap();
+    let mut tx = app.store.begin_tenant(a.id, false, Intent::Read).await.unwrap();
+    assert_eq!(all_vendor_names(&mut tx).await, ["written"], "the write was lost, or the refused one was kept");
+    tx.commit().await.unwrap();
+    let mut tx = app.store.begin_system(Intent::Read).await.unwrap();
+    let ins = vendor_insert(a.id, "slipped into a system read");
+    assert!(tx.execute(&ins).await.is_err(), "a read unit of Gable's own work took a write");
+}
+gable_tests::both!(read_units_refuse_writes_and_end_cleanly);
