@@ -50,6 +50,11 @@ async fn property_constraints_hide_and_refuse(app: &TestApp) {
     let lease2 =
         app.create(&t.test_key, "leases", json!({ "unit_id": u2["id"], "start_date": "2027-01-01", "rent": 900, "currency": "USD" })).await;
     let only_p1 = app.key(t.id, false, &["*"], Some(vec![p1.parse().unwrap()])).await;
+    // The tenant-wide key reads the other property's lease first, and a key of that
+    // property after: a read's SQL is kept per shape, and a credential limited to
+    // properties must never run the shape of one that is not (or of other properties).
+    let lease2_path = format!("/v1/leases/{}", lease2["id"].as_str().unwrap());
+    assert_eq!(app.call(&t.test_key, "GET", &lease2_path, None).await.status, 200);
 
     // Sees its property's records, directly or through parents; not the other's.
     let units = app.call(&only_p1, "GET", "/v1/units", None).await;
@@ -60,6 +65,13 @@ async fn property_constraints_hide_and_refuse(app: &TestApp) {
     app.call(&only_p1, "GET", &format!("/v1/leases/{}", lease2["id"].as_str().unwrap()), None).await.assert_error(404, "not_found");
     app.call(&only_p1, "GET", &format!("/v1/properties/{p2}"), None).await.assert_error(404, "not_found");
     assert_eq!(app.call(&only_p1, "GET", &format!("/v1/properties/{p1}"), None).await.status, 200);
+    let only_p2 = app.key(t.id, false, &["*"], Some(vec![p2.parse().unwrap()])).await;
+    assert_eq!(app.call(&only_p2, "GET", &lease2_path, None).await.status, 200);
+    app.call(&only_p2, "GET", &format!("/v1/properties/{p1}"), None).await.assert_error(404, "not_found");
+    app.call(&only_p1, "GET", &lease2_path, None).await.assert_error(404, "not_found");
+    let both_properties = app.key(t.id, false, &["*"], Some(vec![p1.parse().unwrap(), p2.parse().unwrap()])).await;
+    assert_eq!(app.call(&both_properties, "GET", &lease2_path, None).await.status, 200);
+    assert_eq!(app.call(&both_properties, "GET", &format!("/v1/properties/{p1}"), None).await.status, 200);
     // Tenant-wide records are invisible.
     assert_eq!(app.call(&only_p1, "GET", "/v1/vendors", None).await.body["data"], json!([]));
     app.call(&only_p1, "GET", &format!("/v1/vendors/{}", w.id("vendors")), None).await.assert_error(404, "not_found");
