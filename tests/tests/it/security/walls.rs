@@ -43,19 +43,7 @@ async fn tenant_transactions_see_one_tenant_and_one_environment() {
     // Writing a row for another tenant, or for the other environment, is refused.
     for (tenant, livemode) in [(b.id, false), (a.id, true)] {
         let mut tx = app.store.begin_tenant(a.id, false, Intent::Write).await.unwrap();
-        let mut ins = Query::insert();
-        ins.into_table(alias("vendors"))
-            .columns(["tenant_id", "livemode", "id", "created_at", "updated_at", "metadata", "name", "status"].map(alias))
-            .values_panic([
-                tenant.into(),
-                livemode.into(),
-                uuid::Uuid::now_v7().into(),
-                chrono::Utc::now().into(),
-                chrono::Utc::now().into(),
-                json!({}).into(),
-                "intruder".into(),
-                "active".into(),
-            ]);
+        let ins = vendor_insert(tenant, livemode, "intruder");
         assert!(tx.execute(&ins).await.is_err(), "the wall let in a row of tenant {tenant}, livemode {livemode}");
     }
 
@@ -109,14 +97,14 @@ async fn every_table_is_walled_or_out_of_reach() {
 
 use sqlx::Connection as _;
 
-/// A vendor row of tenant `tenant`'s sandbox, named `name`, as a raw insert.
-fn vendor_insert(tenant: uuid::Uuid, name: &str) -> sea_query::InsertStatement {
+/// A vendor row of tenant `tenant`'s environment, named `name`, as a raw insert.
+fn vendor_insert(tenant: uuid::Uuid, livemode: bool, name: &str) -> sea_query::InsertStatement {
     let mut ins = Query::insert();
     ins.into_table(alias("vendors"))
         .columns(["tenant_id", "livemode", "id", "created_at", "updated_at", "metadata", "name", "status"].map(alias))
         .values_panic([
             tenant.into(),
-            false.into(),
+            livemode.into(),
             uuid::Uuid::now_v7().into(),
             chrono::Utc::now().into(),
             chrono::Utc::now().into(),
@@ -135,7 +123,7 @@ fn vendor_insert(tenant: uuid::Uuid, name: &str) -> sea_query::InsertStatement {
 async fn read_units_refuse_writes_and_end_cleanly(app: &TestApp) {
     let a = app.tenant("A").await;
     let mut tx = app.store.begin_tenant(a.id, false, Intent::Read).await.unwrap();
-    assert!(tx.execute(&vendor_insert(a.id, "slipped into a read")).await.is_err(), "a read unit of work took a write");
+    assert!(tx.execute(&vendor_insert(a.id, false, "slipped into a read")).await.is_err(), "a read unit of work took a write");
     drop(tx);
     // Many read units in a row on the pool's few connections, then a write: each
     // connection comes back clean (no transaction left open, no tenant setting kept).
@@ -145,13 +133,13 @@ async fn read_units_refuse_writes_and_end_cleanly(app: &TestApp) {
         tx.commit().await.unwrap();
     }
     let mut tx = app.store.begin_tenant(a.id, false, Intent::Write).await.unwrap();
-    tx.execute(&vendor_insert(a.id, "written")).await.unwrap();
+    tx.execute(&vendor_insert(a.id, false, "written")).await.unwrap();
     tx.commit().await.unwrap();
     let mut tx = app.store.begin_tenant(a.id, false, Intent::Read).await.unwrap();
     assert_eq!(all_vendor_names(&mut tx).await, ["written"], "the write was lost, or the refused one was kept");
     tx.commit().await.unwrap();
     let mut tx = app.store.begin_system(Intent::Read).await.unwrap();
-    let ins = vendor_insert(a.id, "slipped into a system read");
+    let ins = vendor_insert(a.id, false, "slipped into a system read");
     assert!(tx.execute(&ins).await.is_err(), "a read unit of Gable's own work took a write");
 }
 gable_tests::both!(read_units_refuse_writes_and_end_cleanly);
