@@ -550,6 +550,25 @@ pub async fn scan(tx: &mut Tx, c: &'static Collection, conds: Vec<SimpleExpr>, l
         sel.lock_with_behavior(sea_query::LockType::Update, sea_query::LockBehavior::SkipLocked);
     }
     let rows = tx.fetch_all(&sel).await?;
+    with_tenants(c, &rows)
+}
+
+/// Records of any tenants by their keys, in no particular order: for a background job's
+/// batch (a claim's events). Unordered, so the primary key is the plan: ordered by
+/// `created_at` like [`scan`], PostgreSQL walked the tenant's `created_at` index and
+/// filtered for the ids.
+pub async fn by_keys(tx: &mut Tx, c: &'static Collection, keys: Vec<(Uuid, bool, Uuid)>) -> Result<Vec<(Uuid, Record)>> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sel = Query::select();
+    sel.column(Alias::new("tenant_id")).columns(columns(c)).from(Alias::new(c.table)).cond_where(super::sql::keys_in(keys));
+    let rows = tx.fetch_all(&sel).await?;
+    with_tenants(c, &rows)
+}
+
+/// Rows selected as `tenant_id` and then the collection's columns, as records with their tenant.
+fn with_tenants(c: &'static Collection, rows: &[Row]) -> Result<Vec<(Uuid, Record)>> {
     rows.iter()
         .map(|r| {
             let tenant = r.opt_uuid(0)?.ok_or_else(|| Error::internal(anyhow::anyhow!("row without tenant")))?;

@@ -22,6 +22,23 @@ pub(super) fn tc(table: &str, column: &str) -> Expr {
     Expr::col((a(table), a(column)))
 }
 
+/// Rows of a tenant table by their keys, grouped per tenant environment as
+/// `tenant_id = ? AND livemode = ? AND id IN (…)`. Said as one OR of three-column
+/// equalities instead, PostgreSQL factors the shared tenant out of the arms and reads every
+/// row of the tenant, filtering for the ids (measured: 4,000 rows read to update 16); the
+/// grouped form is one primary-key lookup per id on both databases.
+pub(super) fn keys_in(keys: impl IntoIterator<Item = (Uuid, bool, Uuid)>) -> sea_query::Cond {
+    let mut groups: std::collections::BTreeMap<(Uuid, bool), Vec<Uuid>> = Default::default();
+    for (tenant, livemode, id) in keys {
+        groups.entry((tenant, livemode)).or_default().push(id);
+    }
+    let mut any = sea_query::Cond::any();
+    for ((tenant, livemode), ids) in groups {
+        any = any.add(sea_query::Cond::all().add(col("tenant_id").eq(tenant)).add(col("livemode").eq(livemode)).add(col("id").is_in(ids)));
+    }
+    any
+}
+
 /// Deletes at most `limit` rows of `table` that `cond` matches, chosen by the table's
 /// `key` columns (PostgreSQL has no `DELETE … LIMIT`); returns how many. Purges go in
 /// such bounded batches so that no one transaction holds SQLite's single writer long.

@@ -514,3 +514,57 @@ async fn a_batch_of_outcomes_is_recorded_attempt_by_attempt(app: &TestApp) {
 }
 // No delivery worker: the test claims and records by hand.
 gable_tests::both!(a_batch_of_outcomes_is_recorded_attempt_by_attempt, |b| b.args(|a| a.delivery_concurrency = 0));
+
+/// A claim takes due attempts oldest first, only as many of a subscription as it has room
+/// for, and marks exactly those as claimed: the candidates it passed over (no room) and
+/// the rest of the queue stay claimable, and the claimed ones are not claimed again. The
+/// claim's events are read with it, two tenants' at once.
+async fn a_claim_marks_exactly_what_it_takes(app: &TestApp) {
+    use gable::store::deliveries;
+    use gable::store::Intent;
+    let (a, b) = (app.tenant("A").await, app.tenant("B").await);
+    let full = subscribe(app, &a.test_key, "https://receiver.example/full", json!(["lead.created"])).await;
+    let open = subscribe(app, &a.test_key, "https://receiver.example/open", json!(["lead.created"])).await;
+    let other = subscribe(app, &b.test_key, "https://receiver.example/other", json!(["lead.created"])).await;
+    for name in ["Ada", "Grace", "Edsger"] {
+        app.create(&a.test_key, "leads", json!({ "name": name })).await;
+        app.create(&b.test_key, "leads", json!({ "name": name })).await;
+    }
+    let (full_id, open_id) = (full.id.parse::<uuid::Uuid>().unwrap(), open.id.parse::<uuid::Uuid>().unwrap());
+    let claimed_rows = || app.count_where("webhook_deliveries", "claimed_until IS NOT NULL");
+    assert_eq!(claimed_rows().await, 0);
+
+    // Room for none of `full`'s attempts and two of `open`'s; `other` (tenant B) has room.
+    let now = app.clock.now();
+    let mut used = std::collections::HashMap::<uuid::Uuid, usize>::new();
+    let room = move |w: uuid::Uuid| {
+        let n = used.entry(w).or_default();
+        *n += 1;
+        match w {
+            w if w == full_id => 0,
+            w if w == open_id => 3usize.saturating_sub(*n),
+            _ => 10,
+        }
+    };
+    let mut tx = app.store.begin_system(Intent::Write).await.unwrap();
+    let first = deliveries::claim(&mut tx, now, Duration::seconds(30), 10, room).await.unwrap();
+    let events = deliveries::events_of(&mut tx, &first).await.unwrap();
+    tx.commit().await.unwrap();
+    let of = |w: &str| first.iter().filter(|c| c.webhook_id.to_string() == w).count();
+    assert_eq!((of(&full.id), of(&open.id), of(&other.id)), (0, 2, 3), "{first:?}");
+    let due: Vec<_> = first.iter().map(|c| c.id).collect();
+    assert!(due.windows(2).all(|w| w[0] < w[1]), "oldest first (ids are time-ordered): {due:?}");
+    assert_eq!(claimed_rows().await, 5, "exactly the attempts taken are marked, not the candidates passed over");
+    assert_eq!(events.len(), 5, "each claimed attempt's event, of both tenants: {events:?}");
+    assert!(first.iter().all(|c| events.contains_key(&c.event_id.unwrap())));
+
+    let mut tx = app.store.begin_system(Intent::Write).await.unwrap();
+    let second = deliveries::claim(&mut tx, now, Duration::seconds(30), 10, |_| 10).await.unwrap();
+    tx.commit().await.unwrap();
+    let ids: std::collections::HashSet<_> = second.iter().map(|c| c.id).collect();
+    assert_eq!(second.len(), 4, "full's three and open's last: {second:?}");
+    assert!(first.iter().all(|c| !ids.contains(&c.id)), "nothing claimed twice");
+    assert_eq!(claimed_rows().await, 9);
+}
+// No delivery worker: the test claims by hand.
+gable_tests::both!(a_claim_marks_exactly_what_it_takes, |b| b.args(|a| a.delivery_concurrency = 0));
