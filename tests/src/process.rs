@@ -235,6 +235,24 @@ impl Server {
         status.code()
     }
 
+    /// Waits for the process to end (at most `within`) and for the end of its stderr;
+    /// returns its exit code and everything it logged.
+    pub async fn wait_with_log(mut self, within: Duration) -> (Option<i32>, String) {
+        let status = tokio::time::timeout(within, self.child.wait()).await.expect("the process ended in time").expect("wait");
+        // The reader task appends until it sees the end of the pipe; the process is gone, so
+        // that is a moment away.
+        let mut log = self.log();
+        for _ in 0..50 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let now = self.log();
+            if now.len() == log.len() {
+                break;
+            }
+            log = now;
+        }
+        (status.code(), self.log())
+    }
+
     /// SIGKILL, and wait.
     pub async fn kill(mut self) {
         let _ = self.child.kill().await;

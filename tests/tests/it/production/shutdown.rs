@@ -124,3 +124,48 @@ async fn sigterm_under_load_answers_what_is_in_flight_then_exits_at_the_deadline
 async fn sigterm_under_load_answers_what_is_in_flight_then_exits_at_the_deadline_postgres() {
     sigterm_under_load(Backend::Postgres).await;
 }
+
+/// The log is written by a thread of its own, off the requests' path: after a burst of
+/// requests and SIGTERM, every request still has its access line (found by its request
+/// id), and the shutdown's last line is there after them. Nothing is lost on the way out.
+async fn every_log_line_is_out_before_the_process_exits(backend: Backend) {
+    use futures::StreamExt as _;
+    let Some(db) = Database::fresh(backend).await else { return };
+    let gable = db.server().arg("--rate-limit-test").arg("0").start().await;
+    let (_, key) = db.tenant_and_key("test").await;
+    let client = reqwest::Client::new();
+    let url = format!("{}/v1/leads", gable.sandbox);
+    let ids: Vec<String> = futures::stream::iter(0..600)
+        .map(|_| {
+            let (client, url, key) = (client.clone(), url.clone(), key.clone());
+            async move {
+                let r = client.get(&url).bearer_auth(&key).send().await.expect("an answer");
+                assert_eq!(r.status(), 200);
+                r.headers()["request-id"].to_str().unwrap().to_string()
+            }
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    gable.signal("TERM");
+    let (exit, log) = gable.wait_with_log(Duration::from_secs(40)).await;
+    assert_eq!(exit, Some(0), "exit status");
+    let lines: Vec<serde_json::Value> = log.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let logged: std::collections::HashSet<&str> =
+        lines.iter().filter(|l| l["target"] == "gable::access").filter_map(|l| l["fields"]["request_id"].as_str()).collect();
+    let missing: Vec<_> = ids.iter().filter(|id| !logged.contains(id.as_str())).collect();
+    assert!(missing.is_empty(), "{} of {} requests have no access line, e.g. {:?}", missing.len(), ids.len(), missing.first());
+    let last = lines.iter().rposition(|l| l["target"] == "gable::access").expect("access lines");
+    let down = lines.iter().rposition(|l| l["fields"]["message"] == "shutting down").expect("the shutdown is logged");
+    assert!(down > last, "the shutdown's line comes after the last request's");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_log_line_is_out_before_the_process_exits_sqlite() {
+    every_log_line_is_out_before_the_process_exits(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_log_line_is_out_before_the_process_exits_postgres() {
+    every_log_line_is_out_before_the_process_exits(Backend::Postgres).await;
+}
