@@ -243,7 +243,7 @@ pub async fn claim(
     // Candidates beyond the batch: some may be of a subscription that has no room.
     .limit((limit * 4) as u64);
     if d == Dialect::Postgres {
-        // Where the row is, to update the claimed ones by (`claimed_rows`).
+        // Where the row is, to update the claimed ones by (`at_rows`).
         due.expr_as(Expr::cust("d.ctid::text"), a(ROW_REF));
         due.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked);
     }
@@ -262,7 +262,7 @@ pub async fn claim(
         .order_by((a("c"), a("next_attempt_at")), Order::Asc)
         .to_owned();
     let rows = tx.fetch_all(&sel).await?;
-    let mut picked = Vec::new();
+    let (mut picked, mut refs) = (Vec::new(), Vec::new());
     for r in &rows {
         if picked.len() >= limit {
             break;
@@ -272,10 +272,13 @@ pub async fn claim(
             continue;
         }
         picked.push(decode(r, webhook_id)?);
+        if d == Dialect::Postgres {
+            refs.push(required(r.opt_string(ROW_REF))?);
+        }
     }
     if !picked.is_empty() {
         let rows = match d {
-            Dialect::Postgres => claimed_rows(&rows, &picked)?,
+            Dialect::Postgres => at_rows(&refs),
             Dialect::Sqlite => keys_in(picked.iter().map(|c| (c.tenant, c.livemode, c.id))),
         };
         let up = Query::update().table(a("webhook_deliveries")).value(a("claimed_until"), now + lease).cond_where(rows).to_owned();
@@ -290,16 +293,9 @@ const ROW_REF: &str = "row_ref";
 /// On PostgreSQL, the picked rows by where they are: a claim locked them as it read them,
 /// so they stay where they are until it updates them, and a lookup by `ctid` is the one
 /// plan there is (by key, the planner may prefer reading the tenant's every attempt).
-fn claimed_rows(rows: &[Row], picked: &[Claimed]) -> Result<Cond> {
-    let ids: std::collections::HashSet<Uuid> = picked.iter().map(|c| c.id).collect();
-    let mut refs = Vec::with_capacity(picked.len());
-    for r in rows {
-        if ids.contains(&required(r.opt_uuid("id"))?) {
-            refs.push(format!("\"{}\"", required(r.opt_string(ROW_REF))?));
-        }
-    }
-    let array = format!("{{{}}}", refs.join(","));
-    Ok(Cond::all().add(Expr::cust_with_values("ctid = ANY(CAST($1 AS tid[]))", [array])))
+fn at_rows(refs: &[String]) -> Cond {
+    let array = format!("{{{}}}", refs.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join(","));
+    Cond::all().add(Expr::cust_with_values("ctid = ANY(CAST($1 AS tid[]))", [array]))
 }
 
 use sea_query::IntoIden as _;
