@@ -291,6 +291,9 @@ fn parse_filter_values(k: &str, field: &'static Field, op: Op, raw: &str, curren
             _ => Err(Error::parameter(k, "must be true or false")),
         };
     }
+    if matches!(op, Op::In | Op::Nin) && raw.is_empty() {
+        return Err(Error::parameter(k, "names no values: give one or more, separated by commas"));
+    }
     let parts: Vec<&str> = if matches!(op, Op::In | Op::Nin) { raw.split(',').collect() } else { vec![raw] };
     if parts.len() > 100 {
         return Err(Error::parameter(k, "at most 100 values"));
@@ -305,7 +308,14 @@ fn parse_filter_values(k: &str, field: &'static Field, op: Op, raw: &str, curren
 fn parse_one(k: &str, field: &'static Field, s: &str, currency: Option<&str>) -> Result<Val> {
     let bad = |what: &str| Error::parameter(k, format!("`{s}` is not {what}"));
     Ok(match field.ty {
-        Ty::Str { .. } | Ty::Text | Ty::Email | Ty::Url | Ty::Origin | Ty::Currency => Val::Str(s.to_string()),
+        Ty::Str { .. } | Ty::Text | Ty::Email | Ty::Url | Ty::Origin => Val::Str(s.to_string()),
+        // As an amount's `currency` takes them: a code no record can hold is a mistake.
+        Ty::Currency => {
+            if crate::domain::value::currency_exponent(s).is_none() {
+                return Err(bad("an ISO 4217 code such as USD"));
+            }
+            Val::Str(s.to_string())
+        }
         Ty::Enum(values) => {
             if !values.contains(&s) {
                 return Err(Error::parameter(k, format!("`{s}` is not one of {}", values.join(", "))));
@@ -437,6 +447,27 @@ mod tests {
                 other => panic!("{k}={v:?}: {other:?}"),
             }
         }
+    }
+
+    /// An empty `in` or `nin` list and a currency no amount takes are 400s naming the key,
+    /// as the description's `minLength` and `CurrencyList` say; a known code filters.
+    #[test]
+    fn empty_lists_and_unknown_currencies_are_refused() {
+        for (k, v) in [
+            ("filter[currency][in]", ""),
+            ("filter[status][nin]", ""),
+            ("filter[currency]", "XYZ"),
+            ("filter[currency]", "usd"),
+            ("filter[currency][in]", "USD,"),
+            ("filter[currency][nin]", "EUR,ZZZ"),
+        ] {
+            match q(&[(k, v)]) {
+                Err(Error::InvalidParameter { param, .. }) => assert_eq!(param, k, "{k}={v:?}"),
+                other => panic!("{k}={v:?}: {other:?}"),
+            }
+        }
+        let l = q(&[("filter[currency][in]", "USD,JPY,KWD")]).unwrap();
+        assert_eq!(l.filters[0].values.len(), 3);
     }
 
     #[test]

@@ -589,6 +589,7 @@ fn list_schema(c: &Collection, f: &Field) -> (String, ObjectBuilder) {
         Ty::Bool => "BooleanList".into(),
         Ty::Date => "DateList".into(),
         Ty::DateTime => "DateTimeList".into(),
+        Ty::Currency => "CurrencyList".into(),
         _ => "TextList".into(),
     };
     let one = query_value_pattern(f.ty);
@@ -618,6 +619,8 @@ fn query_value_pattern(ty: Ty) -> String {
         Ty::Num { .. } => "-?[0-9]{1,15}(?:\\.[0-9]{1,15})?".into(),
         Ty::Money => "[0-9]{1,12}(?:\\.[0-9]{1,4})?".into(),
         Ty::Bool => "true|false".into(),
+        // The codes an amount accepts, as the `Currency` component lists them.
+        Ty::Currency => crate::domain::value::currencies().into_iter().map(|(code, _)| code).collect::<Vec<_>>().join("|"),
         Ty::Date => DATE.into(),
         Ty::DateTime => {
             format!("{DATE}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]{{1,9}})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
