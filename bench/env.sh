@@ -11,5 +11,21 @@ export GABLE_MASTER_KEY
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
+# PostgreSQL's autovacuum keeps the planner's statistics current as tables grow; this
+# project's machines run PostgreSQL with it off (for the tests' speed). Then the plans made
+# while the tables were small stay, including the ones PostgreSQL caches per connection for
+# foreign-key checks, which says nothing about a production database. So where
+# `autovacuum` is off, stand_in_for_autovacuum URL SECONDS runs `ANALYZE` on that database
+# every SECONDS in the background, as autovacuum's analyze would, and sets $analyzer to its
+# pid (empty when autovacuum is on); stop it with `kill $analyzer`.
+stand_in_for_autovacuum() {
+    analyzer=""
+    if [ "$(psql "$1" -XAtqc 'SHOW autovacuum')" = off ]; then
+        echo "PostgreSQL's autovacuum is off here: running ANALYZE every $2 s in its place" >&2
+        (while sleep "$2"; do psql "$1" -XAtqc ANALYZE >/dev/null 2>&1 || true; done) &
+        analyzer=$!
+    fi
+}
+
 # The URL of database $1 on the server of the admin URL $2 (the same user, host and port).
 db_url() { python3 -c "import sys,urllib.parse as u; p=u.urlparse(sys.argv[2]); print(p._replace(path='/'+sys.argv[1]).geturl())" "$1" "$2"; }

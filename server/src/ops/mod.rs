@@ -36,7 +36,7 @@ use crate::crypto::MasterKey;
 use crate::domain::record::Record;
 use crate::domain::registry::{Collection, WriteOp};
 use crate::domain::scopes::{self, Access};
-use crate::domain::validate;
+use crate::domain::validate::{self, Changes};
 use crate::domain::workflow::{Action, Machine};
 use crate::error::{Error, Result};
 use crate::outbound;
@@ -266,8 +266,15 @@ impl Work {
     /// checked against the records it depends on, stored, and followed by its events,
     /// postings and couplings.
     pub async fn create(&mut self, c: &'static Collection, body: &Json) -> Result<Created> {
+        self.create_with(c, body, Changes::default()).await
+    }
+
+    /// [`Work::create`], with fields that only Gable's own code sets (read-only in the API)
+    /// written in the same insert: a rent charge's `period`.
+    pub async fn create_with(&mut self, c: &'static Collection, body: &Json, set: Changes) -> Result<Created> {
         self.allow(c, Some(WriteOp::Create))?;
-        let ch = validate::create(c, body, self.scope.livemode)?;
+        let mut ch = validate::create(c, body, self.scope.livemode)?;
+        ch.values.extend(set.values);
         let b = behaviour::of(c);
         let mut new = behaviour::NewRecord { id: Uuid::now_v7(), changes: ch, hidden: vec![], secret: None };
         b.before_create(self, c, &mut new).await?;

@@ -293,6 +293,16 @@ impl Store {
         matches!(self.pool, Pool::Postgres(_))
     }
 
+    /// How many write transactions a background job runs at once. SQLite has one writing
+    /// connection, so more would only queue on it; PostgreSQL writes in parallel, and a
+    /// job takes a quarter of the pool (at most 4), leaving the rest to requests.
+    pub fn parallel_writes(&self) -> usize {
+        match &self.pool {
+            Pool::Sqlite { .. } => 1,
+            Pool::Postgres(p) => (p.options().get_max_connections() as usize / 4).clamp(1, 4),
+        }
+    }
+
     /// Applies the database's migrations (idempotent; safe with several processes).
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match &self.pool {

@@ -141,3 +141,56 @@ async fn a_lease_activated_late_catches_up(app: &TestApp) {
     assert_eq!(app.run_jobs().await.rent_billed, 0);
 }
 both!(a_lease_activated_late_catches_up);
+
+/// A lease under key `k`, started on `start`, signed and active.
+async fn active_lease(app: &TestApp, k: &str, property: &str, number: &str, start: &str) -> String {
+    let unit = id(&app.create(k, "units", json!({ "property_id": property, "number": number, "currency": "USD" })).await);
+    let lease = id(&app.create(k, "leases", json!({ "unit_id": unit, "start_date": start, "rent": 1000, "currency": "USD" })).await);
+    let sig =
+        id(&app.create(k, "signatures", json!({ "lease_id": lease, "signer_name": "Tess", "signer_email": "tess@example.com" })).await);
+    act(app, k, "leases", &lease, "send").await;
+    act(app, k, "signatures", &sig, "sign").await;
+    act(app, k, "leases", &lease, "activate").await;
+    lease
+}
+
+/// A round bills many leases, several at once on PostgreSQL: each lease's periods once,
+/// each with its invoice and entry, in its own tenant, and the next round nothing.
+async fn a_round_bills_many_leases_each_once(app: &TestApp) {
+    app.clock.set(Utc.with_ymd_and_hms(2027, 4, 5, 9, 0, 0).unwrap());
+    let address = json!({ "line1": "1 Maple St", "city": "Portland", "region": "OR", "postal_code": "97201", "country": "US" });
+    let mut leases = vec![];
+    for name in ["A", "B"] {
+        let t = app.tenant(name).await;
+        let k = t.test_key.clone();
+        let property = id(&app.create(&k, "properties", json!({ "name": "Maple Court", "kind": "residential", "address": address })).await);
+        for n in 0..7 {
+            // Started in January, February or March: 4, 3 or 2 periods to April.
+            let start = format!("2027-0{}-01", 1 + n % 3);
+            leases.push((k.clone(), active_lease(app, &k, &property, &format!("{n}A"), &start).await, 4 - n % 3));
+        }
+    }
+    let round = app.run_jobs().await;
+    let want: usize = leases.iter().map(|(_, _, periods)| periods).sum();
+    assert_eq!(round.rent_billed, want, "{round:?}");
+    for (k, lease, periods) in &leases {
+        let charges = app.all_pages(k, &format!("/v1/charges?filter[lease_id]={lease}&sort=due_date")).await;
+        let got: Vec<&str> = charges.iter().map(|c| c["period"].as_str().unwrap()).collect();
+        let all = ["2027-01", "2027-02", "2027-03", "2027-04"];
+        assert_eq!(got, all[4 - periods..], "lease {lease}");
+        let invoices = app.all_pages(k, &format!("/v1/invoices?filter[lease_id]={lease}")).await;
+        assert_eq!(invoices.len(), *periods, "lease {lease}");
+        assert!(invoices.iter().all(|i| i["status"] == "open"), "{invoices:?}");
+        for c in &charges {
+            let entries = app.all_pages(k, &format!("/v1/accounting-entries?filter[source_id]={}", id(c))).await;
+            assert_eq!(entries.len(), 1, "charge {} is posted once", id(c));
+        }
+        let l = app.call(k, "GET", &format!("/v1/leases/{lease}"), None).await;
+        assert_eq!(
+            (l.body["data"]["rent_billed_through"].clone(), l.body["data"]["rent_next_due"].clone()),
+            (json!("2027-04-01"), json!("2027-05-01"))
+        );
+    }
+    assert_eq!(app.run_jobs().await.rent_billed, 0);
+}
+both!(a_round_bills_many_leases_each_once);
