@@ -17,12 +17,13 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # foreign-key checks, which says nothing about a production database. So where
 # `autovacuum` is off, stand_in_for_autovacuum URL SECONDS runs `ANALYZE` on that database
 # every SECONDS in the background, as autovacuum's analyze would, and sets $analyzer to its
-# pid (empty when autovacuum is on); stop it with `kill $analyzer`.
+# pid (empty when autovacuum is on); stop it with `kill $analyzer`. It also stops by itself
+# once the script that started it has exited ($$ is that script in the subshell too).
 stand_in_for_autovacuum() {
     analyzer=""
     if [ "$(psql "$1" -XAtqc 'SHOW autovacuum')" = off ]; then
         echo "PostgreSQL's autovacuum is off here: running ANALYZE every $2 s in its place" >&2
-        (while sleep "$2"; do psql "$1" -XAtqc ANALYZE >/dev/null 2>&1 || true; done) &
+        (while sleep "$2" && kill -0 $$ 2>/dev/null; do psql "$1" -XAtqc ANALYZE >/dev/null 2>&1 || true; done) &
         analyzer=$!
     fi
 }

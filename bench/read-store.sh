@@ -48,6 +48,7 @@ settle_store() {
         fi
         sleep 0.5
     done
+    if [ -n "$analyzer" ]; then kill "$analyzer" 2>/dev/null || true; fi
     echo "the scheduler's first round on the new read store did not finish in 5 minutes" >&2; exit 1
 }
 
