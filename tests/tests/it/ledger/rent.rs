@@ -17,26 +17,40 @@ async fn act(app: &TestApp, k: &str, resource: &str, id: &str, action: &str) -> 
     r.body["data"].clone()
 }
 
-async fn a_year_of_rent(app: &TestApp) {
-    let t = app.tenant("A").await;
-    let k = t.test_key.as_str();
-    let first_day: DateTime<Utc> = Utc.with_ymd_and_hms(2027, 1, 1, 12, 0, 0).unwrap();
-    app.clock.set(first_day);
+/// A property under key `k`.
+async fn property(app: &TestApp, k: &str) -> String {
     let address = json!({ "line1": "1 Maple St", "city": "Portland", "region": "OR", "postal_code": "97201", "country": "US" });
-    let property = id(&app.create(k, "properties", json!({ "name": "Maple Court", "kind": "residential", "address": address })).await);
-    let unit = id(&app.create(k, "units", json!({ "property_id": property, "number": "1A", "currency": "USD" })).await);
-    let lease = id(&app
-        .create(
-            k,
-            "leases",
-            json!({ "unit_id": unit, "start_date": "2027-01-15", "end_date": "2027-12-31", "rent": 1450, "currency": "USD", "rent_due_day": 5 }),
-        )
-        .await);
+    id(&app.create(k, "properties", json!({ "name": "Maple Court", "kind": "residential", "address": address })).await)
+}
+
+/// A lease (`lease`, without its unit) on a new unit `number` in its currency, signed and
+/// active.
+async fn active_lease(app: &TestApp, k: &str, property: &str, number: &str, mut lease: Value) -> String {
+    let unit = id(&app.create(k, "units", json!({ "property_id": property, "number": number, "currency": lease["currency"] })).await);
+    lease["unit_id"] = json!(unit);
+    let lease = id(&app.create(k, "leases", lease).await);
     let sig =
         id(&app.create(k, "signatures", json!({ "lease_id": lease, "signer_name": "Tess", "signer_email": "tess@example.com" })).await);
     act(app, k, "leases", &lease, "send").await;
     act(app, k, "signatures", &sig, "sign").await;
     assert_eq!(act(app, k, "leases", &lease, "activate").await["status"], "active");
+    lease
+}
+
+async fn a_year_of_rent(app: &TestApp) {
+    let t = app.tenant("A").await;
+    let k = t.test_key.as_str();
+    let first_day: DateTime<Utc> = Utc.with_ymd_and_hms(2027, 1, 1, 12, 0, 0).unwrap();
+    app.clock.set(first_day);
+    let property = property(app, k).await;
+    let lease = active_lease(
+        app,
+        k,
+        &property,
+        "1A",
+        json!({ "start_date": "2027-01-15", "end_date": "2027-12-31", "rent": 1450, "currency": "USD", "rent_due_day": 5 }),
+    )
+    .await;
     // A hand-made charge is not rent billing's business.
     app.create(k, "charges", json!({ "lease_id": lease, "kind": "fee", "amount": 25, "currency": "USD", "due_date": "2027-01-20" })).await;
 
@@ -118,17 +132,9 @@ async fn a_lease_activated_late_catches_up(app: &TestApp) {
     let t = app.tenant("A").await;
     let k = t.test_key.as_str();
     app.clock.set(Utc.with_ymd_and_hms(2027, 4, 5, 9, 0, 0).unwrap());
-    let address = json!({ "line1": "1 Maple St", "city": "Portland", "region": "OR", "postal_code": "97201", "country": "US" });
-    let property = id(&app.create(k, "properties", json!({ "name": "Maple Court", "kind": "residential", "address": address })).await);
-    let unit = id(&app.create(k, "units", json!({ "property_id": property, "number": "1A", "currency": "EUR" })).await);
+    let property = property(app, k).await;
     // A periodic lease (no end) that started in January, recorded in April.
-    let lease =
-        id(&app.create(k, "leases", json!({ "unit_id": unit, "start_date": "2027-01-01", "rent": "980.50", "currency": "EUR" })).await);
-    let sig =
-        id(&app.create(k, "signatures", json!({ "lease_id": lease, "signer_name": "Tess", "signer_email": "tess@example.com" })).await);
-    act(app, k, "leases", &lease, "send").await;
-    act(app, k, "signatures", &sig, "sign").await;
-    act(app, k, "leases", &lease, "activate").await;
+    let lease = active_lease(app, k, &property, "1A", json!({ "start_date": "2027-01-01", "rent": "980.50", "currency": "EUR" })).await;
     let round = app.run_jobs().await;
     assert_eq!(round.rent_billed, 4, "January to April: {round:?}");
     let charges = app.all_pages(k, &format!("/v1/charges?filter[lease_id]={lease}&sort=due_date")).await;
@@ -142,32 +148,20 @@ async fn a_lease_activated_late_catches_up(app: &TestApp) {
 }
 both!(a_lease_activated_late_catches_up);
 
-/// A lease under key `k`, started on `start`, signed and active.
-async fn active_lease(app: &TestApp, k: &str, property: &str, number: &str, start: &str) -> String {
-    let unit = id(&app.create(k, "units", json!({ "property_id": property, "number": number, "currency": "USD" })).await);
-    let lease = id(&app.create(k, "leases", json!({ "unit_id": unit, "start_date": start, "rent": 1000, "currency": "USD" })).await);
-    let sig =
-        id(&app.create(k, "signatures", json!({ "lease_id": lease, "signer_name": "Tess", "signer_email": "tess@example.com" })).await);
-    act(app, k, "leases", &lease, "send").await;
-    act(app, k, "signatures", &sig, "sign").await;
-    act(app, k, "leases", &lease, "activate").await;
-    lease
-}
-
 /// A round bills many leases, several at once on PostgreSQL: each lease's periods once,
 /// each with its invoice and entry, in its own tenant, and the next round nothing.
 async fn a_round_bills_many_leases_each_once(app: &TestApp) {
     app.clock.set(Utc.with_ymd_and_hms(2027, 4, 5, 9, 0, 0).unwrap());
-    let address = json!({ "line1": "1 Maple St", "city": "Portland", "region": "OR", "postal_code": "97201", "country": "US" });
     let mut leases = vec![];
     for name in ["A", "B"] {
         let t = app.tenant(name).await;
         let k = t.test_key.clone();
-        let property = id(&app.create(&k, "properties", json!({ "name": "Maple Court", "kind": "residential", "address": address })).await);
+        let property = property(app, &k).await;
         for n in 0..7 {
             // Started in January, February or March: 4, 3 or 2 periods to April.
             let start = format!("2027-0{}-01", 1 + n % 3);
-            leases.push((k.clone(), active_lease(app, &k, &property, &format!("{n}A"), &start).await, 4 - n % 3));
+            let lease = json!({ "start_date": start, "rent": 1000, "currency": "USD" });
+            leases.push((k.clone(), active_lease(app, &k, &property, &format!("{n}A"), lease).await, 4 - n % 3));
         }
     }
     let round = app.run_jobs().await;
