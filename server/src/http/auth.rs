@@ -1,6 +1,6 @@
-//! Credentials, resolved once per request by [`layer`], which puts the [`Credential`] in
-//! the request's extensions; handlers (and the per-credential layers that wrap every
-//! `/v1` route: rate limits, idempotency) read it from there. A credential is an API key
+//! Credentials, resolved once per request by [`authenticate`], which puts the
+//! [`Credential`] in the request's extensions; handlers (and the per-credential steps
+//! that follow it on every `/v1` route: rate limits, idempotency) read it from there. A credential is an API key
 //! (`Authorization: Bearer gbl_…`) or a flow token (`gft_…`, the embeddable flows'); OAuth
 //! access tokens resolve here too. A credential acts for one tenant, on its own
 //! environment's listener only, within its scopes and property constraint.
@@ -8,10 +8,9 @@
 //! A flow token holds no collection scope: on the generic API it is refused like a key
 //! without the scope (403), and only the flow API (`api::flow`) reads its grant.
 
-use axum::extract::{FromRequestParts, Request, State};
+use axum::extract::{FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::HeaderMap;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use std::sync::Arc;
@@ -44,16 +43,13 @@ pub struct Credential {
     pub flow: Option<Arc<Grant>>,
 }
 
-/// Resolves the credential of every request it wraps; refuses the request (401) when
-/// there is none or it is not valid here.
-pub async fn layer(State(st): State<ApiState>, mut req: Request, next: Next) -> Response {
-    match resolve(&st, req.headers()).await {
-        Ok(cred) => {
-            req.extensions_mut().insert(cred);
-            next.run(req).await
-        }
-        Err(e) => e.into_response(),
-    }
+/// Resolves the request's credential into its extensions (`api::per_credential`, before
+/// anything else of an authenticated route); the refusal (401) when there is none or it
+/// is not valid here.
+pub async fn authenticate(st: &ApiState, req: &mut Request) -> Result<(), Response> {
+    let cred = resolve(st, req.headers()).await.map_err(IntoResponse::into_response)?;
+    req.extensions_mut().insert(cred);
+    Ok(())
 }
 
 fn bearer(headers: &HeaderMap) -> Result<&str, Error> {

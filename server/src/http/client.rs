@@ -21,8 +21,6 @@ use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, Request};
 use axum::http::HeaderMap;
-use axum::middleware::Next;
-use axum::response::Response;
 pub use gable_app::api::ClientInfo;
 use ipnet::IpNet;
 
@@ -41,12 +39,14 @@ impl TrustedProxies {
     }
 }
 
-pub async fn layer(mut req: Request, next: Next) -> Response {
-    let trusted = req.extensions().get::<TrustedProxies>().cloned().unwrap_or_default();
+/// Works out the request's client and puts it in its extensions (`http::edge`).
+pub fn attach(req: &mut Request) {
     let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
-    let info = resolve(peer, req.headers(), &trusted);
+    let info = match req.extensions().get::<TrustedProxies>() {
+        Some(trusted) => resolve(peer, req.headers(), trusted),
+        None => resolve(peer, req.headers(), &TrustedProxies::default()),
+    };
     req.extensions_mut().insert(info);
-    next.run(req).await
 }
 
 /// Whether a browser says the request comes from a page of another origin: its `Origin`

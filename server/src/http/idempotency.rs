@@ -1,7 +1,7 @@
 //! `Idempotency-Key` on every `POST` of `/v1` (the IETF Idempotency-Key draft, as
 //! Stripe does it): a client may retry any write blindly, and it happens once.
 //!
-//! [`layer`] runs after the credential layer. A `POST` with a key reserves it for its
+//! [`guard`] runs after the credential is resolved and counted. A `POST` with a key reserves it for its
 //! tenant, environment and credential (`store::idempotency`), and then:
 //! - the same key with the same request (method, path and body) replays the stored
 //!   status and body with `Idempotent-Replayed: true`;
@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{FromRequestParts, Request, State};
+use axum::extract::{FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
@@ -131,7 +131,9 @@ pub fn fingerprint(method: &Method, path: &str, body: &[u8]) -> String {
     hex::encode(h.finalize())
 }
 
-pub async fn layer(State(st): State<ApiState>, req: Request, next: Next) -> Response {
+/// Runs the request (`next`) under its `Idempotency-Key`, as above (`http::api::per_credential`,
+/// after the credential and its rate limit).
+pub async fn guard(st: ApiState, req: Request, next: Next) -> Response {
     match run(st, req, next).await {
         Ok(resp) | Err(resp) => resp,
     }

@@ -1,10 +1,14 @@
 //! HTTP: router assembly and the layers every request passes through.
 //!
-//! access log → request id → catch panic → admission (a declared body over the limit
-//! refused before it is read; the request timeout) → client (address and https, trusted
-//! proxies only) → API version → body limit → credential (every `/v1` route but the API
-//! description; see `auth::layer`) → rate limit (per credential) → idempotency (every
-//! `POST`) → routes.
+//! edge (client address and https, trusted proxies only; request id; access log) → catch
+//! panic → admission (a declared body over the limit refused before it is read; the
+//! request timeout) → API version → body limit → per credential (every `/v1` route but
+//! the API description; `api::per_credential`: credential, rate limit, idempotency on
+//! every `POST`) → routes.
+//!
+//! The layers every request passes are tower services of their own (`edge`, `admission`,
+//! `version`), and the per-credential steps one `from_fn`: a `from_fn` middleware clones
+//! the routes below it and boxes a future on every request.
 
 pub mod access_log;
 pub mod admission;
@@ -14,6 +18,7 @@ pub mod auth;
 pub mod body;
 pub mod client;
 pub mod console;
+pub mod edge;
 pub mod embed;
 pub mod envelope;
 pub mod error;
@@ -32,7 +37,7 @@ use std::time::Duration;
 use axum::extract::DefaultBodyLimit;
 use axum::http::Response;
 use axum::response::IntoResponse;
-use axum::{middleware, Router};
+use axum::Router;
 
 use gable_app::api::ConsoleConfig;
 use gable_app::service::Console;
@@ -54,7 +59,7 @@ pub fn router(state: ApiState, console: Option<(LeptosOptions, Console, ConsoleC
         .route("/v1", axum::routing::any(api_not_found))
         .route("/v1/{resource}/{id}/{action}/{*rest}", axum::routing::any(api_not_found))
         .method_not_allowed_fallback(api::resources::method_not_allowed)
-        .layer(middleware::from_fn(version::layer))
+        .layer(version::Versioning)
         .layer(DefaultBodyLimit::max(body::MAX_BODY))
         .with_state(state.clone());
     let app = match console {
@@ -65,18 +70,13 @@ pub fn router(state: ApiState, console: Option<(LeptosOptions, Console, ConsoleC
     with_common_layers(app, crate::observe::metrics::listener(state.livemode), state.app.settings.request_timeout)
 }
 
-/// The layers every route of a listener sits behind, outermost last: who the client is,
-/// a declared body over the limit is refused 413 and a request running past
-/// `request_timeout` is answered 503 (`admission`), panics become 500s in the
-/// error body, every response carries its request id, and every request leaves one
-/// access-log line (outside the request span, which carries the raw path).
+/// The layers every route of a listener sits behind, outermost last: a declared body over
+/// the limit is refused 413 and a request running past `request_timeout` is answered 503
+/// (`admission`), panics become 500s in the error body, and at the edge (`edge`) the
+/// client is worked out, the request gets its id (on its span and its response) and
+/// leaves one access-log line (outside the request span, which carries the raw path).
 pub fn with_common_layers(router: Router, listener: &'static str, request_timeout: Duration) -> Router {
-    router
-        .layer(middleware::from_fn(client::layer))
-        .layer(admission::Admission { request_timeout })
-        .layer(CatchPanicLayer::custom(panic_response))
-        .layer(middleware::from_fn(request_id::layer))
-        .layer(middleware::from_fn_with_state(listener, access_log::layer))
+    router.layer(admission::Admission { request_timeout }).layer(CatchPanicLayer::custom(panic_response)).layer(edge::Edge { listener })
 }
 
 async fn api_not_found() -> Error {

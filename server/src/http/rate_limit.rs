@@ -1,7 +1,7 @@
 //! Rate limits per credential on the `/v1` API (`docs/api.md`, "Rate limits"): GCRA limiters (`governor`)
 //! keyed by the credential's id, one per environment, in memory, per process.
 //!
-//! [`layer`] runs right after the credential layer (`http::auth::layer`), so only
+//! [`limit`] runs right after the credential is resolved (`http::api::per_credential`), so only
 //! authenticated requests count and every authenticated response, success or error,
 //! carries the IETF draft's fields (draft-ietf-httpapi-ratelimit-headers, structured-field
 //! form):
@@ -21,14 +21,14 @@
 //! Each process counts on its own: N processes behind a balancer allow up to N times the
 //! rate. A shared counter would cost a round trip to a shared store on every request.
 
+use std::future::Future;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::Clock;
 use governor::middleware::{StateInformationMiddleware, StateSnapshot};
@@ -131,9 +131,9 @@ fn ceil_secs(d: Duration) -> u64 {
 }
 
 /// Counts the request against its credential's limit: over the limit, `429` without
-/// running the handler; either way the response carries the rate-limit fields.
-pub async fn layer(State(st): State<ApiState>, req: Request, next: Next) -> Response {
-    let Some(limiter) = st.rate_limits.of(st.livemode) else { return next.run(req).await };
+/// running the rest (`run`); either way the response carries the rate-limit fields.
+pub async fn limit<F: Future<Output = Response>>(st: &ApiState, req: Request, run: impl FnOnce(Request) -> F) -> Response {
+    let Some(limiter) = st.rate_limits.of(st.livemode) else { return run(req).await };
     let Some(credential) = req.extensions().get::<Credential>().map(|c| c.id) else {
         // Only the credential layer's routes are wrapped; a route without one is Gable's bug.
         return Error::internal(anyhow::anyhow!("a rate-limited route without a credential")).into_response();
@@ -145,7 +145,7 @@ pub async fn layer(State(st): State<ApiState>, req: Request, next: Next) -> Resp
                 .increment(1);
             Error::RateLimited { retry_after_secs }.into_response()
         }
-        None => next.run(req).await,
+        None => run(req).await,
     };
     set_fields(resp.headers_mut(), limiter, &decision);
     resp

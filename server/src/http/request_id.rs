@@ -1,11 +1,9 @@
-//! Every request gets a uuid: in the `Request-Id` header, in `meta.request_id` and
-//! `error.request_id`, and on the tracing span around the request.
+//! Every request gets a uuid (given at the edge, `http::edge`): in the `Request-Id`
+//! header, in `meta.request_id` and `error.request_id`, and on the tracing span around
+//! the request.
 
-use axum::extract::Request;
 use axum::http::HeaderValue;
-use axum::middleware::Next;
 use axum::response::Response;
-use tracing::Instrument;
 use uuid::Uuid;
 
 tokio::task_local! {
@@ -17,13 +15,15 @@ pub fn current_request_id() -> Option<Uuid> {
     REQUEST_ID.try_with(|id| *id).ok()
 }
 
-pub async fn layer(req: Request, next: Next) -> Response {
-    let id = Uuid::now_v7();
-    let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path());
-    let mut resp = REQUEST_ID.scope(id, next.run(req).instrument(span.clone())).await;
-    span.in_scope(|| tracing::debug!(status = resp.status().as_u16(), "served"));
-    if let Ok(v) = HeaderValue::from_str(&id.to_string()) {
+/// Runs `serving` with `id` as the request id of its task (`current_request_id`).
+pub fn scope<F: std::future::Future>(id: Uuid, serving: F) -> tokio::task::futures::TaskLocalFuture<Uuid, F> {
+    REQUEST_ID.scope(id, serving)
+}
+
+/// Puts the request id on its response.
+pub fn mark(resp: &mut Response, id: Uuid) {
+    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    if let Ok(v) = HeaderValue::from_bytes(id.hyphenated().encode_lower(&mut text).as_bytes()) {
         resp.headers_mut().insert("request-id", v);
     }
-    resp
 }

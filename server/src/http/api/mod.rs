@@ -1,7 +1,7 @@
 //! The `/v1` API: one router per endpoint module, merged here. Everything but the API
-//! description sits behind the credential layer (`http::auth::layer`), so the
-//! per-credential layers wrap every authenticated route in one place (innermost last:
-//! credential, then the others, then idempotency right around the handlers).
+//! description sits behind [`per_credential`]: the credential (`http::auth`), then its
+//! rate limit (`http::rate_limit`), then idempotency right around the handlers
+//! (`http::idempotency`), in one layer, in that order.
 
 pub mod flow;
 pub mod openapi;
@@ -9,11 +9,14 @@ pub mod resources;
 pub mod sandbox;
 pub mod webhooks;
 
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::Response;
 use axum::routing::{get, post};
-use axum::{middleware, Router};
+use axum::Router;
 
 use crate::http::state::ApiState;
-use crate::http::{auth, idempotency};
+use crate::http::{auth, idempotency, rate_limit};
 
 pub fn router(state: &ApiState) -> Router<ApiState> {
     let authenticated = Router::new()
@@ -23,8 +26,18 @@ pub fn router(state: &ApiState) -> Router<ApiState> {
         .merge(webhooks::router())
         .merge(sandbox::router())
         .merge(flow::router())
-        .route_layer(middleware::from_fn_with_state(state.clone(), idempotency::layer))
-        .route_layer(middleware::from_fn_with_state(state.clone(), crate::http::rate_limit::layer))
-        .route_layer(middleware::from_fn_with_state(state.clone(), auth::layer));
+        .route_layer(middleware::from_fn_with_state(state.clone(), per_credential));
     Router::new().route("/v1/openapi.json", get(openapi::serve)).merge(authenticated)
+}
+
+/// What every authenticated route runs behind: the request's credential, refused `401`
+/// without one; then its rate limit, `429` over it; then idempotency for a `POST`. Only
+/// authenticated requests count against a limit, and every authenticated response
+/// carries the rate-limit fields.
+async fn per_credential(State(st): State<ApiState>, mut req: Request, next: Next) -> Response {
+    if let Err(refused) = auth::authenticate(&st, &mut req).await {
+        return refused;
+    }
+    let limits = st.clone();
+    rate_limit::limit(&limits, req, move |req| idempotency::guard(st, req, next)).await
 }
