@@ -16,8 +16,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
-use axum::http::Method;
-use axum::response::Response;
+use axum::http::{Method, Response};
 use tokio::task::futures::TaskLocalFuture;
 use tower::{Layer, Service};
 use tracing::instrument::Instrumented;
@@ -46,11 +45,12 @@ pub struct Edged<S> {
     listener: &'static str,
 }
 
-impl<S> Service<Request> for Edged<S>
+/// Generic over the response body: inside it, `CatchPanic` answers with a body of its own.
+impl<S, B> Service<Request> for Edged<S>
 where
-    S: Service<Request, Response = Response, Error = Infallible>,
+    S: Service<Request, Response = Response<B>, Error = Infallible>,
 {
-    type Response = Response;
+    type Response = Response<B>;
     type Error = Infallible;
     type Future = Served<S::Future>;
 
@@ -65,7 +65,11 @@ where
         let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path());
         let method = req.method().clone();
         let path = req.extensions().get::<MatchedPath>().cloned();
-        let running = request_id::scope(id, self.inner.call(req).instrument(span.clone()));
+        // The layers below may answer in `call` itself (a refusal), before the future
+        // runs: that too in the request's span and with its id.
+        let inner = &mut self.inner;
+        let called = span.in_scope(|| request_id::sync_scope(id, || inner.call(req)));
+        let running = request_id::scope(id, called.instrument(span.clone()));
         Served { running, span, id, started, method, path, listener: self.listener }
     }
 }
@@ -84,8 +88,8 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<F: Future<Output = Result<Response, Infallible>>> Future for Served<F> {
-    type Output = Result<Response, Infallible>;
+impl<F: Future<Output = Result<Response<B>, Infallible>>, B> Future for Served<F> {
+    type Output = Result<Response<B>, Infallible>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();

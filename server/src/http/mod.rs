@@ -42,6 +42,7 @@ use axum::Router;
 use gable_app::api::ConsoleConfig;
 use gable_app::service::Console;
 use leptos::prelude::LeptosOptions;
+use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::error::Error;
@@ -59,8 +60,7 @@ pub fn router(state: ApiState, console: Option<(LeptosOptions, Console, ConsoleC
         .route("/v1", axum::routing::any(api_not_found))
         .route("/v1/{resource}/{id}/{action}/{*rest}", axum::routing::any(api_not_found))
         .method_not_allowed_fallback(api::resources::method_not_allowed)
-        .layer(version::Versioning)
-        .layer(DefaultBodyLimit::max(body::MAX_BODY))
+        .layer(ServiceBuilder::new().layer(DefaultBodyLimit::max(body::MAX_BODY)).layer(version::Versioning))
         .with_state(state.clone());
     let app = match console {
         Some((options, service, config)) => api.merge(console::router(options, service, config)),
@@ -76,7 +76,14 @@ pub fn router(state: ApiState, console: Option<(LeptosOptions, Console, ConsoleC
 /// client is worked out, the request gets its id (on its span and its response) and
 /// leaves one access-log line (outside the request span, which carries the raw path).
 pub fn with_common_layers(router: Router, listener: &'static str, request_timeout: Duration) -> Router {
-    router.layer(admission::Admission { request_timeout }).layer(CatchPanicLayer::custom(panic_response)).layer(edge::Edge { listener })
+    // One stack, one `Router::layer`: each `Router::layer` boxes every route again, and a
+    // boxed route boxes its future on every request.
+    router.layer(
+        ServiceBuilder::new()
+            .layer(edge::Edge { listener })
+            .layer(CatchPanicLayer::custom(panic_response))
+            .layer(admission::Admission { request_timeout }),
+    )
 }
 
 async fn api_not_found() -> Error {

@@ -2,8 +2,7 @@
 //! header, in `meta.request_id` and `error.request_id`, and on the tracing span around
 //! the request.
 
-use axum::http::HeaderValue;
-use axum::response::Response;
+use axum::http::{HeaderValue, Response};
 use uuid::Uuid;
 
 tokio::task_local! {
@@ -20,8 +19,14 @@ pub fn scope<F: std::future::Future>(id: Uuid, serving: F) -> tokio::task::futur
     REQUEST_ID.scope(id, serving)
 }
 
+/// Runs `call` with `id` as the request id of this thread's task, for what it does
+/// before it returns.
+pub fn sync_scope<T>(id: Uuid, call: impl FnOnce() -> T) -> T {
+    REQUEST_ID.sync_scope(id, call)
+}
+
 /// Puts the request id on its response.
-pub fn mark(resp: &mut Response, id: Uuid) {
+pub fn mark<B>(resp: &mut Response<B>, id: Uuid) {
     let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
     if let Ok(v) = HeaderValue::from_bytes(id.hyphenated().encode_lower(&mut text).as_bytes()) {
         resp.headers_mut().insert("request-id", v);
