@@ -97,6 +97,24 @@ pub fn parse_money(param: &str, raw: &Json, currency: &str) -> Result<i64> {
     parse_decimal_minor(&text, exp).map_err(|why| Error::validation(param, why))
 }
 
+/// The start of the refusal of an amount with more decimals than its currency has.
+const MORE_DECIMALS: &str = "has more decimals than the currency's";
+
+/// Whether `raw` is an amount as a body gives one (a decimal in major units, not
+/// negative, less than `MAX_MAJOR`), whatever its decimals: how many it may have is the
+/// record's currency's to say.
+fn is_amount(raw: &Json) -> bool {
+    let text = match raw {
+        Json::Number(n) => n.to_string(),
+        Json::String(s) => s.trim().to_string(),
+        _ => return false,
+    };
+    match parse_decimal_minor(&text, 0) {
+        Ok(_) => true,
+        Err(why) => why.starts_with(MORE_DECIMALS),
+    }
+}
+
 fn parse_decimal_minor(text: &str, exp: u32) -> std::result::Result<i64, String> {
     if let Some((mantissa, power)) = text.split_once(['e', 'E']) {
         return parse_decimal_minor(&shift_point(mantissa, power, exp)?, exp);
@@ -114,7 +132,7 @@ fn parse_decimal_minor(text: &str, exp: u32) -> std::result::Result<i64, String>
     }
     let frac_trimmed = frac.trim_end_matches('0');
     if frac_trimmed.len() > exp as usize {
-        return Err(format!("has more decimals than the currency's {exp}"));
+        return Err(format!("{MORE_DECIMALS} {exp}"));
     }
     let int_part: i64 = int.parse().map_err(|_| format!("must be less than {MAX_MAJOR}"))?;
     if int_part >= MAX_MAJOR {
@@ -432,7 +450,9 @@ fn shape_check(p: &str, shape: JsonShape, raw: &Json) -> Result<Json> {
         }
         for (k, v) in obj {
             let ok = match (shape, k.as_str()) {
-                (LedgerLines, "debit" | "credit") | (OrderLines, "unit_amount") => v.is_number() || v.is_string(),
+                (LedgerLines, "debit" | "credit") => v.is_number() || v.is_string(),
+                // Kept as given; an amount the description allows, as any other.
+                (OrderLines, "unit_amount") => is_amount(v),
                 (OrderLines, "quantity") => v.as_f64().is_some_and(|q| q > 0.0),
                 _ => v.as_str().is_some_and(|s| s.chars().count() <= 500),
             };
@@ -473,6 +493,20 @@ fn shape_check(p: &str, shape: JsonShape, raw: &Json) -> Result<Json> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// An order line's unit amount is an amount: not empty, not negative, under the cap.
+    #[test]
+    fn order_lines_take_amounts_only() {
+        let line = |amount: Json| json!([{ "description": "Paint", "quantity": 2, "unit_amount": amount }]);
+        for good in [json!(12), json!("12.50"), json!(0.123456), json!("1e3"), json!(999_999_999_999_i64)] {
+            assert!(shape_check("lines", JsonShape::OrderLines, &line(good.clone())).is_ok(), "{good}");
+        }
+        for bad in [json!(""), json!(-1), json!("-0.5"), json!(1_000_000_000_000_i64), json!("abc"), json!(null)] {
+            let e = shape_check("lines", JsonShape::OrderLines, &line(bad.clone()));
+            assert!(e.is_err(), "{bad} was taken");
+        }
+    }
 
     /// URLs hold URI characters only, so what is stored reads as a URI everywhere.
     #[test]
