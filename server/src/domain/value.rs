@@ -94,11 +94,22 @@ pub fn parse_money(param: &str, raw: &Json, currency: &str) -> Result<i64> {
         Json::String(s) => s.trim().to_string(),
         _ => return Err(Error::validation(param, "must be a decimal amount, e.g. 1250.00")),
     };
-    parse_decimal_minor(&text, exp).map_err(|why| Error::validation(param, why))
+    parse_decimal_minor(&text, exp).map_err(|why| Error::validation(param, why.to_string()))
 }
 
-/// The start of the refusal of an amount with more decimals than its currency has.
-const MORE_DECIMALS: &str = "has more decimals than the currency's";
+/// Why a decimal text is not an amount: a refusal names the field, then says this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum NotAmount {
+    #[error("must be a decimal amount, e.g. 1250.00")]
+    NotDecimal,
+    #[error("must not be negative")]
+    Negative,
+    #[error("must be less than {MAX_MAJOR}")]
+    TooLarge,
+    /// A valid amount in itself, but not in a currency with this many decimals.
+    #[error("has more decimals than the currency's {0}")]
+    MoreDecimals(u32),
+}
 
 /// Whether `raw` is an amount as a body gives one (a decimal in major units, not
 /// negative, less than `MAX_MAJOR`), whatever its decimals: how many it may have is the
@@ -109,13 +120,10 @@ fn is_amount(raw: &Json) -> bool {
         Json::String(s) => s.trim().to_string(),
         _ => return false,
     };
-    match parse_decimal_minor(&text, 0) {
-        Ok(_) => true,
-        Err(why) => why.starts_with(MORE_DECIMALS),
-    }
+    matches!(parse_decimal_minor(&text, 0), Ok(_) | Err(NotAmount::MoreDecimals(_)))
 }
 
-fn parse_decimal_minor(text: &str, exp: u32) -> std::result::Result<i64, String> {
+fn parse_decimal_minor(text: &str, exp: u32) -> std::result::Result<i64, NotAmount> {
     if let Some((mantissa, power)) = text.split_once(['e', 'E']) {
         return parse_decimal_minor(&shift_point(mantissa, power, exp)?, exp);
     }
@@ -124,42 +132,41 @@ fn parse_decimal_minor(text: &str, exp: u32) -> std::result::Result<i64, String>
         None => (false, text),
     };
     if neg {
-        return Err("must not be negative".into());
+        return Err(NotAmount::Negative);
     }
     let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
     if int.is_empty() || !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return Err("must be a decimal amount, e.g. 1250.00".into());
+        return Err(NotAmount::NotDecimal);
     }
     let frac_trimmed = frac.trim_end_matches('0');
     if frac_trimmed.len() > exp as usize {
-        return Err(format!("{MORE_DECIMALS} {exp}"));
+        return Err(NotAmount::MoreDecimals(exp));
     }
-    let int_part: i64 = int.parse().map_err(|_| format!("must be less than {MAX_MAJOR}"))?;
+    let int_part: i64 = int.parse().map_err(|_| NotAmount::TooLarge)?;
     if int_part >= MAX_MAJOR {
-        return Err(format!("must be less than {MAX_MAJOR}"));
+        return Err(NotAmount::TooLarge);
     }
     let scale = 10_i64.pow(exp);
     let mut frac_minor: i64 = 0;
     if !frac_trimmed.is_empty() {
         let padded = format!("{:0<width$}", frac_trimmed, width = exp as usize);
-        frac_minor = padded.parse().map_err(|_| "must be a decimal amount".to_string())?;
+        frac_minor = padded.parse().map_err(|_| NotAmount::NotDecimal)?;
     }
     Ok(int_part * scale + frac_minor)
 }
 
 /// A number in exponent form (`1.25e3`) as plain decimal text (`1250`), by moving the
 /// decimal point: exact, where a float would round.
-fn shift_point(mantissa: &str, power: &str, exp: u32) -> std::result::Result<String, String> {
-    let bad = || "must be a decimal amount, e.g. 1250.00".to_string();
-    let power: i32 = power.strip_prefix('+').unwrap_or(power).parse().map_err(|_| bad())?;
+fn shift_point(mantissa: &str, power: &str, exp: u32) -> std::result::Result<String, NotAmount> {
+    let power: i32 = power.strip_prefix('+').unwrap_or(power).parse().map_err(|_| NotAmount::NotDecimal)?;
     if power > 40 {
-        return Err(format!("must be less than {MAX_MAJOR}"));
+        return Err(NotAmount::TooLarge);
     }
     // A tiny number (`5e-324`): zero, or more decimals than any currency has.
     if power < -40 {
         return match mantissa.trim_start_matches('-').bytes().all(|b| b == b'0' || b == b'.') {
             true => Ok("0".into()),
-            false => Err(format!("has more decimals than the currency's {exp}")),
+            false => Err(NotAmount::MoreDecimals(exp)),
         };
     }
     let (sign, digits) = mantissa.strip_prefix('-').map_or(("", mantissa), |m| ("-", m));
@@ -548,13 +555,13 @@ mod tests {
         assert_eq!(parse_decimal_minor("1250.5", 2), Ok(125050));
         assert_eq!(parse_decimal_minor("1250", 2), Ok(125000));
         assert_eq!(parse_decimal_minor("0.10", 2), Ok(10));
-        assert!(parse_decimal_minor("1.005", 2).is_err());
+        assert_eq!(parse_decimal_minor("1.005", 2), Err(NotAmount::MoreDecimals(2)));
         assert_eq!(parse_decimal_minor("1000", 0), Ok(1000));
-        assert!(parse_decimal_minor("1000.5", 0).is_err());
+        assert_eq!(parse_decimal_minor("1000.5", 0), Err(NotAmount::MoreDecimals(0)));
         assert_eq!(parse_decimal_minor("1.005", 3), Ok(1005));
-        assert!(parse_decimal_minor("-1", 2).is_err());
-        assert!(parse_decimal_minor("abc", 2).is_err());
-        assert!(parse_decimal_minor("1e13", 2).is_err());
+        assert_eq!(parse_decimal_minor("-1", 2), Err(NotAmount::Negative));
+        assert_eq!(parse_decimal_minor("abc", 2), Err(NotAmount::NotDecimal));
+        assert_eq!(parse_decimal_minor("1e13", 2), Err(NotAmount::TooLarge));
         assert_eq!(parse_decimal_minor("1.25e3", 2), Ok(125000));
         assert_eq!(parse_decimal_minor("125E-2", 2), Ok(125));
         assert!(parse_decimal_minor("1.255e0", 2).is_err());

@@ -133,13 +133,13 @@ pub fn fingerprint(method: &Method, path: &str, body: &[u8]) -> String {
 
 /// Runs the request (`next`) under its `Idempotency-Key`, as above (`http::api::per_credential`,
 /// after the credential and its rate limit).
-pub async fn guard(st: ApiState, req: Request, next: Next) -> Response {
+pub async fn guard(st: &ApiState, req: Request, next: Next) -> Response {
     match run(st, req, next).await {
         Ok(resp) | Err(resp) => resp,
     }
 }
 
-async fn run(st: ApiState, req: Request, next: Next) -> std::result::Result<Response, Response> {
+async fn run(st: &ApiState, req: Request, next: Next) -> std::result::Result<Response, Response> {
     let fail = |e: Error| e.into_response();
     if req.method() != Method::POST {
         return Ok(next.run(req).await);

@@ -38,6 +38,5 @@ async fn per_credential(State(st): State<ApiState>, mut req: Request, next: Next
     if let Err(refused) = auth::authenticate(&st, &mut req).await {
         return refused;
     }
-    let limits = st.clone();
-    rate_limit::limit(&limits, req, move |req| idempotency::guard(st, req, next)).await
+    rate_limit::limit(&st, req, |req| idempotency::guard(&st, req, next)).await
 }
