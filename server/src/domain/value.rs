@@ -88,13 +88,18 @@ const MAX_MAJOR: i64 = 1_000_000_000_000;
 pub fn parse_money(param: &str, raw: &Json, currency: &str) -> Result<i64> {
     let exp = currency_exponent(currency)
         .ok_or_else(|| Error::validation("currency", format!("`{currency}` is not an ISO 4217 currency code")))?;
-    // The shortest decimal text of the number: exact for what a client wrote.
-    let text = match raw {
-        Json::Number(n) => n.to_string(),
-        Json::String(s) => s.trim().to_string(),
-        _ => return Err(Error::validation(param, "must be a decimal amount, e.g. 1250.00")),
-    };
-    parse_decimal_minor(&text, exp).map_err(|why| Error::validation(param, why.to_string()))
+    let text = amount_text(raw).ok_or(NotAmount::NotDecimal);
+    text.and_then(|t| parse_decimal_minor(&t, exp)).map_err(|why| Error::validation(param, why.to_string()))
+}
+
+/// The decimal text of an amount as a body gives it (a JSON number, or a string), or
+/// `None` for anything else. A number's shortest decimal text: exact for what a client wrote.
+fn amount_text(raw: &Json) -> Option<String> {
+    match raw {
+        Json::Number(n) => Some(n.to_string()),
+        Json::String(s) => Some(s.trim().to_string()),
+        _ => None,
+    }
 }
 
 /// Why a decimal text is not an amount: a refusal names the field, then says this.
@@ -115,12 +120,7 @@ enum NotAmount {
 /// negative, less than `MAX_MAJOR`), whatever its decimals: how many it may have is the
 /// record's currency's to say.
 fn is_amount(raw: &Json) -> bool {
-    let text = match raw {
-        Json::Number(n) => n.to_string(),
-        Json::String(s) => s.trim().to_string(),
-        _ => return false,
-    };
-    matches!(parse_decimal_minor(&text, 0), Ok(_) | Err(NotAmount::MoreDecimals(_)))
+    amount_text(raw).is_some_and(|text| matches!(parse_decimal_minor(&text, 0), Ok(_) | Err(NotAmount::MoreDecimals(_))))
 }
 
 fn parse_decimal_minor(text: &str, exp: u32) -> std::result::Result<i64, NotAmount> {
