@@ -17,12 +17,21 @@
 //! - `scopes`: a scope reads only what it names: webhooks and events (second review).
 //! - `console`: the console shows each staff member what their role may read (second
 //!   review).
+//! - `listeners`: slow readers, metric labels, body limits and the public readiness check
+//!   (third review).
+//! - `reveals`: a delivery's response excerpt and the reports read only what the
+//!   credential may (third review).
+//! - `files`: the data directory is private, and a restore checks what it restores (third
+//!   review).
 
 mod console;
 mod environments;
+mod files;
 mod flows;
+mod listeners;
 mod oauth;
 mod privileges;
+mod reveals;
 mod scopes;
 mod sessions;
 mod walls;

@@ -1,0 +1,2 @@
+//! The data directory's files (third review): who may read them, and what `gable
+//! restore` accepts.
