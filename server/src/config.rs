@@ -28,7 +28,9 @@ pub const DEFAULT_RATE_LIMIT_LIVE: u32 = 100;
 pub const DEFAULT_RATE_LIMIT_TEST: u32 = 25;
 const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 10;
 const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 30;
+const DEFAULT_WRITE_TIMEOUT_SECS: u64 = 30;
 const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+const DEFAULT_MAX_CONNECTIONS_PER_CLIENT: usize = 128;
 const DEFAULT_MAX_HEADER_BYTES: usize = 32 * 1024;
 const DEFAULT_SHUTDOWN_TIMEOUT_SECS: u64 = 30;
 
@@ -36,7 +38,7 @@ const DEFAULT_SHUTDOWN_TIMEOUT_SECS: u64 = 30;
 /// `DATABASE_URL`, `LEPTOS_SITE_ROOT` are what other tools already set), so they are
 /// listed rather than derived from a prefix; other `GABLE_*` variables (`GABLE_LOG`,
 /// the test harness's) are not settings.
-pub const ENVIRONMENT: [(&str, &str); 20] = [
+pub const ENVIRONMENT: [(&str, &str); 22] = [
     ("addr", "GABLE_ADDR"),
     ("sandbox_addr", "GABLE_SANDBOX_ADDR"),
     ("public_url", "GABLE_PUBLIC_URL"),
@@ -53,7 +55,9 @@ pub const ENVIRONMENT: [(&str, &str); 20] = [
     ("rate_limit_test", "GABLE_RATE_LIMIT_TEST"),
     ("header_read_timeout_secs", "GABLE_HEADER_READ_TIMEOUT"),
     ("request_timeout_secs", "GABLE_REQUEST_TIMEOUT"),
+    ("write_timeout_secs", "GABLE_WRITE_TIMEOUT"),
     ("max_connections", "GABLE_MAX_CONNECTIONS"),
+    ("max_connections_per_client", "GABLE_MAX_CONNECTIONS_PER_CLIENT"),
     ("max_header_bytes", "GABLE_MAX_HEADER_BYTES"),
     ("shutdown_timeout_secs", "GABLE_SHUTDOWN_TIMEOUT"),
     ("metrics_addr", "GABLE_METRICS_ADDR"),
@@ -132,10 +136,21 @@ pub struct ServeArgs {
     /// service_unavailable`. [env: GABLE_REQUEST_TIMEOUT]
     #[arg(long, default_value_t = DEFAULT_REQUEST_TIMEOUT_SECS)]
     pub request_timeout_secs: u64,
-    /// Connections each listener holds open at once; more wait to be accepted.
-    /// [env: GABLE_MAX_CONNECTIONS]
+    /// Seconds a client may leave an answer unread: once the connection stops taking
+    /// bytes, the answer must move at 4 KiB/s on average after this long, or the
+    /// connection is closed. [env: GABLE_WRITE_TIMEOUT]
+    #[arg(long, default_value_t = DEFAULT_WRITE_TIMEOUT_SECS)]
+    pub write_timeout_secs: u64,
+    /// Connections each listener holds open at once; beyond them a reserve of 16 answers
+    /// the health checks and refuses other requests 503, then further clients wait to be
+    /// accepted. [env: GABLE_MAX_CONNECTIONS]
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
+    /// Connections one client address (an IPv6 /64) may hold on a listener; more are
+    /// answered 503 and closed. Trusted proxies are not limited; 0 = no limit.
+    /// [env: GABLE_MAX_CONNECTIONS_PER_CLIENT]
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS_PER_CLIENT)]
+    pub max_connections_per_client: usize,
     /// Bytes a request's head may have (at least 8192); more is answered 431.
     /// [env: GABLE_MAX_HEADER_BYTES]
     #[arg(long, default_value_t = DEFAULT_MAX_HEADER_BYTES)]
@@ -188,7 +203,9 @@ pub struct Config {
     pub rate_limit_test: u32,
     pub header_read_timeout_secs: u64,
     pub request_timeout_secs: u64,
+    pub write_timeout_secs: u64,
     pub max_connections: usize,
+    pub max_connections_per_client: usize,
     pub max_header_bytes: usize,
     pub shutdown_timeout_secs: u64,
     pub metrics_addr: Option<SocketAddr>,
@@ -213,7 +230,9 @@ impl Default for Config {
             rate_limit_test: DEFAULT_RATE_LIMIT_TEST,
             header_read_timeout_secs: DEFAULT_HEADER_READ_TIMEOUT_SECS,
             request_timeout_secs: DEFAULT_REQUEST_TIMEOUT_SECS,
+            write_timeout_secs: DEFAULT_WRITE_TIMEOUT_SECS,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_client: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
             shutdown_timeout_secs: DEFAULT_SHUTDOWN_TIMEOUT_SECS,
             metrics_addr: None,
@@ -274,7 +293,9 @@ impl Config {
             rate_limit_test: self.rate_limit_test,
             header_read_timeout_secs: self.header_read_timeout_secs,
             request_timeout_secs: self.request_timeout_secs,
+            write_timeout_secs: self.write_timeout_secs,
             max_connections: self.max_connections,
+            max_connections_per_client: self.max_connections_per_client,
             max_header_bytes: self.max_header_bytes,
             shutdown_timeout_secs: self.shutdown_timeout_secs,
             metrics_addr: self.metrics_addr,

@@ -31,8 +31,8 @@ pub struct Application {
     /// The metrics listener (`metrics_addr`) and its router, when one is configured.
     metrics: Option<(TcpListener, axum::Router)>,
     pub metrics_addr: Option<SocketAddr>,
-    live_router: axum::Router,
-    test_router: axum::Router,
+    live_routers: http::listener::Routers,
+    test_routers: http::listener::Routers,
 }
 
 impl Application {
@@ -80,14 +80,24 @@ impl Application {
         let trusted = axum::Extension(http::client::TrustedProxies::new(&state.settings.trusted_proxies));
         let rate_limits = http::rate_limit::RateLimits::new(args.rate_limit_live, args.rate_limit_test);
         let live_api = ApiState { app: state.clone(), livemode: true, rate_limits: rate_limits.clone() };
-        let live_router = http::router(live_api, Some((leptos, console, console_config))).layer(trusted.clone());
-        let test_router = http::router(ApiState { app: state.clone(), livemode: false, rate_limits }, None).layer(trusted);
+        let reserve = |livemode| Some(http::reserve_router(state.clone(), livemode).layer(trusted.clone()));
+        let live_routers = http::listener::Routers {
+            main: http::router(live_api, Some((leptos, console, console_config))).layer(trusted.clone()),
+            reserve: reserve(true),
+        };
+        let test_routers = http::listener::Routers {
+            main: http::router(ApiState { app: state.clone(), livemode: false, rate_limits }, None).layer(trusted.clone()),
+            reserve: reserve(false),
+        };
         let scheduler_interval = (args.scheduler_interval_secs > 0).then(|| Duration::from_secs(args.scheduler_interval_secs));
         let delivery_concurrency = args.delivery_concurrency;
         let limits = http::listener::Limits {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
+            write_timeout: Duration::from_secs(args.write_timeout_secs.max(1)),
             max_connections: args.max_connections,
+            max_connections_per_client: args.max_connections_per_client,
             max_header_bytes: args.max_header_bytes,
+            trusted_proxies: http::client::TrustedProxies::new(&state.settings.trusted_proxies),
         };
         let shutdown_deadline = Duration::from_secs(args.shutdown_timeout_secs);
         let metrics = match args.metrics_addr {
@@ -111,8 +121,8 @@ impl Application {
             delivery_concurrency,
             limits,
             shutdown_deadline,
-            live_router,
-            test_router,
+            live_routers,
+            test_routers,
         })
     }
 
@@ -132,11 +142,12 @@ impl Application {
         };
         let (tx, rx) = tokio::sync::watch::channel(false);
         let deadline = self.shutdown_deadline;
-        let live = http::listener::serve(self.live, self.live_router, self.limits, rx.clone(), deadline);
-        let test = http::listener::serve(self.test, self.test_router, self.limits, rx.clone(), deadline);
+        let live = http::listener::serve(self.live, self.live_routers, self.limits.clone(), rx.clone(), deadline);
+        let test = http::listener::serve(self.test, self.test_routers, self.limits.clone(), rx.clone(), deadline);
         let metrics = async {
             if let Some((listener, router)) = self.metrics {
-                http::listener::serve(listener, router, self.limits, rx.clone(), deadline).await;
+                let routers = http::listener::Routers { main: router, reserve: None };
+                http::listener::serve(listener, routers, self.limits.clone(), rx.clone(), deadline).await;
             }
         };
         let jobs = tokio::spawn(crate::jobs::run(

@@ -34,7 +34,7 @@ impl TrustedProxies {
         TrustedProxies(nets.into())
     }
 
-    fn contains(&self, ip: &IpAddr) -> bool {
+    pub fn contains(&self, ip: &IpAddr) -> bool {
         self.0.iter().any(|net| net.contains(ip))
     }
 }

@@ -6,9 +6,18 @@
 //! - a client has `header_read_timeout` to send a request's head, on a new connection and
 //!   between requests on a kept-alive one (hyper starts the timer when the connection is
 //!   idle), then the connection is closed;
+//! - a client must read its answers: once the socket stops taking bytes, the answer must
+//!   move at a minimum pace after `write_timeout` (`send_deadline`), or the connection is
+//!   closed;
 //! - a head larger than `max_header_bytes` is answered 431 by hyper;
-//! - at most `max_connections` connections are open at once: at the cap the listener stops
-//!   accepting, so further clients wait in the kernel's queue rather than cost memory;
+//! - at most `max_connections` connections are open at once. Beyond them a small reserve
+//!   (`RESERVE`) is served one request each by the reserve router, which answers the
+//!   health checks and refuses everything else `503` at once: a load balancer's check is
+//!   answered even when every connection is taken. With the reserve full too, the listener
+//!   stops accepting and further clients wait in the kernel's queue;
+//! - one client address (an IPv6 client's /64) holds at most `max_connections_per_client`
+//!   of them; more are answered `503` and closed at once, without reading anything.
+//!   Trusted proxies, which carry many clients, are not limited;
 //! - on shutdown the listener closes, each connection finishes the request it is serving
 //!   and closes, and whatever is still open after the deadline is dropped.
 //!
@@ -16,9 +25,10 @@
 //! they answer in the documented error body. TLS and HTTP/2 belong to the load balancer in
 //! front (docs/deployment.md).
 
+use std::collections::HashMap;
 use std::convert::Infallible;
-use std::net::SocketAddr;
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -28,37 +38,65 @@ use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tower::Service;
+
+use crate::http::client::TrustedProxies;
+use crate::http::send_deadline::SendDeadline;
 
 /// hyper's smallest read buffer; a head must fit in it.
 const MIN_HEADER_BYTES: usize = 8192;
 
+/// Connections served beyond `max_connections`, one request each, by the reserve router.
+pub const RESERVE: usize = 16;
+
 /// The connection limits of a listener (`ServeArgs`' settings of the same names).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Limits {
     pub header_read_timeout: Duration,
+    pub write_timeout: Duration,
     pub max_connections: usize,
+    /// 0: no limit per client.
+    pub max_connections_per_client: usize,
     pub max_header_bytes: usize,
+    /// Peers not limited per client (`--trusted-proxy`).
+    pub trusted_proxies: TrustedProxies,
 }
 
-/// Serves `router` on `listener` until `stop` turns true, then drains the open
+/// What a listener serves: `router` on its connections, and `reserve` (when given) on
+/// the reserve's (see the module's comment).
+pub struct Routers {
+    pub main: Router,
+    pub reserve: Option<Router>,
+}
+
+/// Serves `routers` on `listener` until `stop` turns true, then drains the open
 /// connections for at most `deadline`.
-pub async fn serve(listener: TcpListener, router: Router, limits: Limits, mut stop: watch::Receiver<bool>, deadline: Duration) {
+pub async fn serve(listener: TcpListener, routers: Routers, limits: Limits, mut stop: watch::Receiver<bool>, deadline: Duration) {
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)
         .max_buf_size(limits.max_header_bytes.max(MIN_HEADER_BYTES));
-    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let mut once = http.clone();
+    once.keep_alive(false);
+    let main = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let reserve = Arc::new(Semaphore::new(if routers.reserve.is_some() { RESERVE } else { 0 }));
+    let clients = Clients::new(&limits);
     let graceful = GracefulShutdown::new();
     loop {
-        let permit = tokio::select! {
-            permit = permits.clone().acquire_owned() => match permit {
-                Ok(p) => p,
+        // A slot before accepting: beyond every slot, clients wait in the kernel's queue.
+        let slot = tokio::select! {
+            biased;
+            () = stopped(&mut stop) => break,
+            permit = main.clone().acquire_owned() => match permit {
+                Ok(p) => Slot::Main(p),
                 Err(_) => break,
             },
-            () = stopped(&mut stop) => break,
+            permit = reserve.clone().acquire_owned() => match permit {
+                Ok(p) => Slot::Reserve(p),
+                Err(_) => break,
+            },
         };
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -72,21 +110,35 @@ pub async fn serve(listener: TcpListener, router: Router, limits: Limits, mut st
             },
             () = stopped(&mut stop) => break,
         };
+        let Some(client) = clients.admit(peer.ip()) else {
+            refuse(stream, peer);
+            continue;
+        };
+        // A main slot may have come free while a reserve slot waited for the connection.
+        let slot = match slot {
+            Slot::Reserve(p) => main.clone().try_acquire_owned().map(Slot::Main).unwrap_or(Slot::Reserve(p)),
+            main => main,
+        };
         let _ = stream.set_nodelay(true);
-        let router = router.clone();
+        let (router, builder) = match (&slot, &routers.reserve) {
+            (Slot::Reserve(_), Some(reserve)) => (reserve.clone(), &once),
+            _ => (routers.main.clone(), &http),
+        };
         // The peer reaches the client layer (`http::client`) as axum's `ConnectInfo`.
         let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
             req.extensions_mut().insert(ConnectInfo::<SocketAddr>(peer));
             let mut router = router.clone();
             async move { Ok::<_, Infallible>(router.call(req.map(Body::new)).await.unwrap_or_else(|never| match never {})) }
         });
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        let io = TokioIo::new(SendDeadline::new(stream, limits.write_timeout));
+        let connection = graceful.watch(builder.serve_connection(io, service));
         tokio::spawn(async move {
-            // A timed-out head or a client gone away ends the connection; nothing to report.
+            // A timed-out head, an answer nobody read or a client gone away ends the
+            // connection; nothing to report.
             if let Err(e) = connection.await {
                 tracing::debug!(error = %e, %peer, "connection ended");
             }
-            drop(permit);
+            drop((slot, client));
         });
     }
     drop(listener);
@@ -95,7 +147,114 @@ pub async fn serve(listener: TcpListener, router: Router, limits: Limits, mut st
     }
 }
 
+/// Which of the listener's connections one is: a regular one, or one of the reserve's.
+enum Slot {
+    Main(#[allow(dead_code)] OwnedSemaphorePermit),
+    Reserve(#[allow(dead_code)] OwnedSemaphorePermit),
+}
+
 /// Resolves once stop is asked (the guard `wait_for` returns is not `Send`: dropped here).
 async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
+}
+
+/// The answer to a client over its connection limit: written without waiting (what the
+/// socket does not take at once is not sent) and the connection closed, nothing read.
+const REFUSAL: &str = concat!(
+    "HTTP/1.1 503 Service Unavailable\r\n",
+    "Content-Type: application/json\r\n",
+    "Retry-After: 1\r\n",
+    "Connection: close\r\n",
+    "Content-Length: 127\r\n",
+    "\r\n",
+    r#"{"error":{"code":"service_unavailable","message":"this client has too many connections open; retry after Retry-After seconds"}}"#,
+);
+
+fn refuse(stream: TcpStream, peer: SocketAddr) {
+    tracing::debug!(%peer, "a client over its connection limit was refused");
+    let _ = stream.try_write(REFUSAL.as_bytes());
+    // Dropping the socket closes it.
+}
+
+/// The connections each client address holds (IPv6 by /64: one host has many addresses).
+struct Clients {
+    open: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    max: usize,
+    trusted: TrustedProxies,
+}
+
+/// One connection counted against its client; uncounted when dropped.
+struct Counted {
+    open: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    key: IpAddr,
+}
+
+impl Clients {
+    fn new(limits: &Limits) -> Clients {
+        Clients { open: Arc::default(), max: limits.max_connections_per_client, trusted: limits.trusted_proxies.clone() }
+    }
+
+    /// Counts a connection from `ip`, or `None` when that client is at its limit.
+    /// Unlimited clients count nothing (`Some(None)`).
+    fn admit(&self, ip: IpAddr) -> Option<Option<Counted>> {
+        let ip = ip.to_canonical();
+        if self.max == 0 || self.trusted.contains(&ip) {
+            return Some(None);
+        }
+        let key = client_key(ip);
+        // A poisoned lock only means a holder panicked mid-update of a counter.
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let n = open.entry(key).or_insert(0);
+        if *n >= self.max {
+            return None;
+        }
+        *n += 1;
+        Some(Some(Counted { open: self.open.clone(), key }))
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = open.get_mut(&self.key) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// The address a client is counted by: IPv4 as it is, IPv6 by its /64.
+fn client_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::IpAddr;
+
+    use super::{client_key, REFUSAL};
+
+    #[test]
+    fn the_refusal_declares_its_length() {
+        let (head, body) = REFUSAL.split_once("\r\n\r\n").expect("a head and a body");
+        assert!(head.contains(&format!("Content-Length: {}", body.len())), "{head}");
+        let parsed: serde_json::Value = serde_json::from_str(body).expect("JSON");
+        assert_eq!(parsed["error"]["code"], "service_unavailable");
+    }
+
+    #[test]
+    fn ipv6_clients_are_counted_by_their_64() {
+        let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2:bbbb::9".parse().unwrap();
+        let c: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        assert_eq!(client_key(a), client_key(b));
+        assert_ne!(client_key(a), client_key(c));
+        let v4: IpAddr = "192.0.2.7".parse().unwrap();
+        assert_eq!(client_key(v4), v4);
+    }
 }

@@ -28,6 +28,7 @@ pub mod listener;
 pub mod oauth;
 pub mod rate_limit;
 pub mod request_id;
+pub mod send_deadline;
 pub mod state;
 pub mod version;
 
@@ -68,6 +69,19 @@ pub fn router(state: ApiState, console: Option<(LeptosOptions, Console, ConsoleC
     };
     let app = app.merge(health::router(state.app.clone()));
     with_common_layers(app, crate::observe::metrics::listener(state.livemode), state.app.settings.request_timeout)
+}
+
+/// What a listener answers on the connections of its reserve (`listener::RESERVE`), once
+/// every regular connection is taken: the health checks, so that a load balancer still
+/// sees the process, and `503` with `Retry-After` for everything else.
+pub fn reserve_router(app: std::sync::Arc<crate::http::state::AppState>, livemode: bool) -> Router {
+    let request_timeout = app.settings.request_timeout;
+    let routes = health::router(app).fallback(at_capacity);
+    with_common_layers(routes, crate::observe::metrics::listener(livemode), request_timeout)
+}
+
+async fn at_capacity() -> Error {
+    Error::Unavailable { message: "the server is at its connection limit; retry after Retry-After seconds".into(), retry_after_secs: 1 }
 }
 
 /// The layers every route of a listener sits behind, outermost last: a declared body over

@@ -63,7 +63,8 @@ async fn server(db: &Database, extra: &[&str]) -> Server {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hundreds_of_slow_clients_are_cut_off_while_others_are_served() {
     let db = Database::fresh(Backend::Sqlite).await.expect("sqlite");
-    let gable = server(&db, &[]).await;
+    // All from one address: no limit per client here (`security::listeners` tests it).
+    let gable = server(&db, &["--max-connections-per-client", "0"]).await;
     let target = addr(&gable.sandbox);
     // 300 clients trickle a request head, one byte every half second.
     let head = b"GET /v1/properties HTTP/1.1\r\nHost: gable\r\nAuthorization: Bearer x\r\n\r\n";
@@ -202,25 +203,40 @@ async fn a_request_past_its_time_is_answered_503_in_the_error_body() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn at_the_connection_cap_new_clients_wait_until_a_connection_closes() {
+async fn at_the_connection_cap_the_reserve_answers_health_checks_then_clients_wait() {
     let db = Database::fresh(Backend::Sqlite).await.expect("sqlite");
-    let gable = server(&db, &["--max-connections", "8"]).await;
+    let gable = server(&db, &["--max-connections", "8", "--max-connections-per-client", "0"]).await;
     let target = addr(&gable.sandbox);
-    // Eight idle connections take every slot (each is closed by the 2 s header timeout).
+    // Eight idle connections take every regular slot (each is closed by the 2 s header
+    // timeout).
     let mut idle = Vec::new();
     for _ in 0..8 {
         idle.push(TcpStream::connect(&target).await.expect("connect"));
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
+    // The reserve answers the health check, and refuses the rest at once.
     let client = reqwest::Client::new();
+    let r = client.get(format!("{}/healthz", gable.sandbox)).timeout(Duration::from_millis(800)).send().await.expect("answered");
+    assert_eq!(r.status(), 200);
+    let r = client.get(format!("{}/v1/properties", gable.sandbox)).timeout(Duration::from_millis(800)).send().await.expect("answered");
+    assert_eq!(r.status(), 503);
+    // The reserve's sixteen taken too: a client waits in the kernel's queue.
+    for _ in 0..16 {
+        idle.push(TcpStream::connect(&target).await.expect("connect"));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
     let started = Instant::now();
     let waited = client.get(format!("{}/healthz", gable.sandbox)).timeout(Duration::from_millis(800)).send().await;
-    assert!(waited.is_err(), "a ninth client was served while eight connections were open");
+    assert!(waited.is_err(), "a client was served while every connection and the reserve were taken");
     // Once the idle ones are cut off, it is served.
-    let r =
-        client.get(format!("{}/healthz", gable.sandbox)).timeout(Duration::from_secs(6)).send().await.expect("served after the cap freed");
-    assert_eq!(r.status(), 200);
-    assert!(started.elapsed() >= Duration::from_millis(1500), "served after {:?}", started.elapsed());
+    let r = client
+        .get(format!("{}/v1/properties", gable.sandbox))
+        .timeout(Duration::from_secs(6))
+        .send()
+        .await
+        .expect("served after the cap freed");
+    assert_eq!(r.status(), 401, "served by the regular connections again");
+    assert!(started.elapsed() >= Duration::from_millis(1000), "served after {:?}", started.elapsed());
     drop(idle);
     gable.kill().await;
 }
