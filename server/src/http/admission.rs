@@ -1,8 +1,10 @@
 //! What every request must meet to be served at all, checked in one layer that costs no
 //! allocation (`from_fn` middleware boxes and clones per request; measured at about 2 %
 //! of a request that does no database work, docs/benchmarks.md):
-//! - a declared `Content-Length` over the body limit (1 MiB) is refused `413` at once,
-//!   without waiting for the body, and the connection closes after the answer. What the
+//! - a body over the limit (1 MiB) is refused `413`, whichever route reads it. One whose
+//!   declared `Content-Length` is over is refused at once, without waiting for the body,
+//!   and the connection closes after the answer; one sent without a length (chunked) is
+//!   cut when the limit is reached (the reader gets an error, the client `413`). What the
 //!   client sends meanwhile is read and thrown away for a while (up to 8 MiB or 5 s,
 //!   a "lingering close"), so that a client still writing its body gets to read the
 //!   `413` rather than a broken pipe;
@@ -17,10 +19,12 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use axum::body::{Body, HttpBody};
 use axum::extract::Request;
 use axum::http::header::{CONNECTION, CONTENT_LENGTH};
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
+use http_body_util::Limited;
 use tower::{Layer, Service};
 
 use crate::error::Error;
@@ -65,6 +69,10 @@ where
             resp.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
             return Admit::Refused { resp: Some(resp) };
         }
+        // A body sent without a declared length (chunked) is cut at the limit as it is read,
+        // whoever reads it: the API's extractors, the console's server functions, the OAuth
+        // forms. Requests without a body (every read) are passed as they are, for nothing.
+        let req = if req.body().is_end_stream() { req } else { req.map(|b| Body::new(Limited::new(b, MAX_BODY))) };
         Admit::Running { run: tokio::time::timeout(self.limit, self.inner.call(req)), limit: self.limit }
     }
 }

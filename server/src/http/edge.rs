@@ -16,7 +16,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
-use axum::http::{Method, Response};
+use axum::http::Response;
 use tokio::task::futures::TaskLocalFuture;
 use tower::{Layer, Service};
 use tracing::instrument::Instrumented;
@@ -62,8 +62,8 @@ where
         let started = Instant::now();
         client::attach(&mut req);
         let id = Uuid::now_v7();
-        let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path());
-        let method = req.method().clone();
+        let method = access_log::method_label(req.method());
+        let span = tracing::info_span!("request", request_id = %id, method, path = %req.uri().path());
         let path = req.extensions().get::<MatchedPath>().cloned();
         // The layers below may answer in `call` itself (a refusal), before the future
         // runs: that too in the request's span and with its id.
@@ -82,7 +82,7 @@ pin_project_lite::pin_project! {
         span: tracing::Span,
         id: Uuid,
         started: Instant,
-        method: Method,
+        method: &'static str,
         path: Option<MatchedPath>,
         listener: &'static str,
     }

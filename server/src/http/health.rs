@@ -2,7 +2,9 @@
 //! - `GET /healthz`: the process is up and serving (it never touches the database);
 //! - `GET /readyz`: the database answers, this build's migrations are all applied, and no
 //!   background loop is failing (`observe::health`); `503` with the failing checks
-//!   otherwise.
+//!   otherwise. On the public listeners each check says only whether it holds; why one
+//!   fails (a database error, a panic's message) is shown on the metrics listener only,
+//!   since such text can name hosts, users and internals.
 //!
 //! And Prometheus metrics, `GET /metrics`, only on the metrics listener (`metrics_addr`,
 //! unset by default), never on the public ones. Gauges of shared state (the database
@@ -29,7 +31,7 @@ const DATABASE_CHECK: Duration = Duration::from_secs(2);
 
 /// `/healthz` and `/readyz`, for the public listeners.
 pub fn router(app: Arc<AppState>) -> Router {
-    Router::new().route("/healthz", get(healthz)).route("/readyz", get(readyz)).with_state(app)
+    Router::new().route("/healthz", get(healthz)).route("/readyz", get(public_readyz)).with_state(app)
 }
 
 /// The metrics listener's routes: `/metrics` beside the health checks.
@@ -47,8 +49,31 @@ async fn healthz() -> Json<Value> {
 
 async fn readyz(State(app): State<Arc<AppState>>) -> (StatusCode, Json<Value>) {
     let (ready, checks) = readiness(&app).await;
+    answer(ready, checks)
+}
+
+/// `/readyz` without the failures' text.
+async fn public_readyz(State(app): State<Arc<AppState>>) -> (StatusCode, Json<Value>) {
+    let (ready, mut checks) = readiness(&app).await;
+    without_reasons(&mut checks);
+    answer(ready, checks)
+}
+
+fn answer(ready: bool, checks: Value) -> (StatusCode, Json<Value>) {
     let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
     (status, Json(json!({ "status": if ready { "ready" } else { "not_ready" }, "checks": checks })))
+}
+
+/// Drops every `error` and `last_error` text, at any depth.
+fn without_reasons(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            map.retain(|k, _| k != "error" && k != "last_error");
+            map.values_mut().for_each(without_reasons);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_reasons),
+        _ => {}
+    }
 }
 
 /// Whether the process is ready, and each check's result.
@@ -95,4 +120,24 @@ async fn render(app: &AppState, handle: &PrometheusHandle) -> Response {
     let (ready, _) = readiness(app).await;
     metrics::gauge!(m::READY).set(if ready { 1.0 } else { 0.0 });
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], handle.render()).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::without_reasons;
+
+    #[test]
+    fn public_checks_keep_their_verdicts_and_lose_their_reasons() {
+        let mut checks = json!({
+            "database": { "ok": false, "error": "connection refused: 10.0.0.5:5432 (user gable)" },
+            "workers": { "ok": false, "loops": [{ "name": "scheduler", "failing": true, "last_error": "panicked: at src/x.rs:1" }] },
+        });
+        without_reasons(&mut checks);
+        assert_eq!(
+            checks,
+            json!({ "database": { "ok": false }, "workers": { "ok": false, "loops": [{ "name": "scheduler", "failing": true }] } })
+        );
+    }
 }

@@ -7,9 +7,11 @@
 use std::sync::OnceLock;
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use metrics_util::MetricKindMask;
 
-/// Requests answered, by `listener` (`live`, `sandbox`), `method`, `route` (the route's
-/// template, `/v1/{resource}/{id}`, or `<unmatched>`) and `status`.
+/// Requests answered, by `listener` (`live`, `sandbox`), `method` (HTTP's nine methods,
+/// or `OTHER`), `route` (the route's template, `/v1/{resource}/{id}`, or `<unmatched>`)
+/// and `status`.
 pub const REQUESTS: &str = "gable_http_requests_total";
 /// Seconds to the response head, by `listener`, `method` and `route` (a histogram).
 pub const REQUEST_DURATION: &str = "gable_http_request_duration_seconds";
@@ -57,6 +59,11 @@ pub fn enabled() -> bool {
 /// Request latency buckets, in seconds: from a cached read to the request timeout.
 const LATENCY_BUCKETS: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
 
+/// A counter or histogram series that has not moved for this long leaves the scrape until
+/// it moves again (pruned when a scrape renders): series of routes nobody calls any more
+/// do not pile up. Gauges are sampled at every scrape and never expire.
+pub const IDLE_EXPIRY: std::time::Duration = std::time::Duration::from_secs(3600);
+
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
 /// Installs the process's recorder (once; later calls return the same handle). Only the
@@ -65,7 +72,10 @@ pub fn install() -> anyhow::Result<PrometheusHandle> {
     if let Some(h) = HANDLE.get() {
         return Ok(h.clone());
     }
-    let recorder = PrometheusBuilder::new().set_buckets_for_metric(Matcher::Suffix("_seconds".into()), LATENCY_BUCKETS)?.build_recorder();
+    let recorder = PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), LATENCY_BUCKETS)?
+        .idle_timeout(MetricKindMask::COUNTER | MetricKindMask::HISTOGRAM, Some(IDLE_EXPIRY))
+        .build_recorder();
     let handle = recorder.handle();
     // Another thread may have won the race; then its recorder is the one installed.
     if metrics::set_global_recorder(recorder).is_ok() {

@@ -66,8 +66,11 @@ async fn an_outage_answers_503_and_everything_recovers_without_a_restart() {
         .arg("5")
         .arg("--scheduler-interval-secs")
         .arg("1")
+        .arg("--metrics-addr")
+        .arg("127.0.0.1:0")
         .start()
         .await;
+    let metrics = gable.metrics.clone().expect("the metrics listener");
     let (_, secret) = db.tenant_and_key("test").await;
     let client = reqwest::Client::new();
     let base = gable.sandbox.clone();
@@ -105,6 +108,12 @@ async fn an_outage_answers_503_and_everything_recovers_without_a_restart() {
     assert_eq!(ready.status(), 503, "readiness fails while the database is down");
     let ready: Value = ready.json().await.unwrap();
     assert_eq!(ready["checks"]["database"]["ok"], false, "{ready}");
+    // Why it fails is for the operator (the metrics listener), not the public: the
+    // database's error names its host and port (third review, finding 7).
+    let public = ready.to_string();
+    assert!(!public.contains("error"), "the public readiness check shows failures' text: {public}");
+    let detailed: Value = client.get(format!("{metrics}/readyz")).send().await.unwrap().json().await.unwrap();
+    assert!(detailed["checks"]["database"]["error"].as_str().is_some_and(|e| !e.is_empty()), "{detailed}");
     assert_eq!(client.get(format!("{base}/healthz")).send().await.unwrap().status(), 200, "the process itself is up");
     tokio::time::sleep(Duration::from_secs(2)).await;
 
