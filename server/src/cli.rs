@@ -264,7 +264,12 @@ fn sqlite_dir(args: &StoreArgs) -> anyhow::Result<Option<PathBuf>> {
 }
 
 async fn open(args: &StoreArgs) -> anyhow::Result<Store> {
-    let store = Store::connect(&args.url()?).await?;
+    let url = args.url()?;
+    // SQLite's files are private from the start, and an older build's are made so.
+    if let Some(db) = sqlite_file(args)?.filter(|_| !url.contains(":memory:") && !url.contains("mode=memory")) {
+        crate::store::data_dir::secure(&args.data_dir, &db)?;
+    }
+    let store = Store::connect(&url).await?;
     store.migrate().await?;
     Ok(store)
 }

@@ -15,6 +15,9 @@ use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use rand::RngCore;
 
+/// The generated key's file in the data directory (SQLite without `GABLE_MASTER_KEY`).
+pub const KEY_FILE: &str = "master.key";
+
 /// The version prefix of sealed values, so the scheme can change without ambiguity.
 const SEALED_PREFIX: &str = "v1.";
 
@@ -84,7 +87,7 @@ impl MasterKey {
     /// key), and of two processes generating at once, the first to link its file wins and
     /// the other reads it.
     pub fn load_or_generate(dir: &Path) -> anyhow::Result<MasterKey> {
-        let path = dir.join("master.key");
+        let path = dir.join(KEY_FILE);
         let read = |path: &Path| -> anyhow::Result<Option<MasterKey>> {
             match std::fs::read_to_string(path) {
                 Ok(text) => MasterKey::parse(&text).map(Some).map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
@@ -95,7 +98,7 @@ impl MasterKey {
         if let Some(key) = read(&path)? {
             return Ok(key);
         }
-        std::fs::create_dir_all(dir)?;
+        crate::store::data_dir::create_private_dir(dir)?;
         let key = MasterKey::generate();
         let temporary = dir.join(format!(".master.key.{:016x}.tmp", rand::random::<u64>()));
         write_private(&temporary, &key.to_hex())?;

@@ -7,10 +7,127 @@
 //! Other commands (`gable key create`, `gable seed`, …) do not take the lock: SQLite
 //! serialises their writes with the server's, so they work beside it. `gable restore`
 //! takes it, since it replaces the database under whoever uses it.
+//!
+//! The data directory is its owner's alone: it holds password hashes, residents'
+//! personal data, key hashes and the master key. Gable creates it (and the directory of
+//! a database kept elsewhere, when missing) mode 0700, and the database file 0600 before
+//! SQLite first opens it, so that its `-wal` and `-shm` are created 0600 too (SQLite
+//! gives them the main file's mode). Both are chosen at creation, whatever the umask.
+//! A data directory an older build made readable by others is tightened at the next
+//! start that opens the database ([`secure`]), and one line logs what changed.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+
+/// The mode of the data directory, a backup directory and what `gable restore` sets aside.
+pub const PRIVATE_DIR: u32 = 0o700;
+/// The mode of the database, its `-wal` and `-shm`, `master.key` and a backup's files.
+pub const PRIVATE_FILE: u32 = 0o600;
+
+/// Creates `dir` and its missing parents, each mode 0700 as it is made (never readable
+/// by others in between). An existing directory is left as it is ([`secure`] tightens
+/// the data directory).
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(PRIVATE_DIR);
+    }
+    builder.create(dir)
+}
+
+/// Opens a new file at `path` for writing, mode 0600 as it is created; fails if it exists.
+pub fn create_private_file(path: &Path) -> std::io::Result<File> {
+    let mut opts = OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(PRIVATE_FILE);
+    }
+    opts.open(path)
+}
+
+/// Prepares the embedded database's files before it is opened: creates the data
+/// directory (and the database's directory, when it is elsewhere) 0700 if missing, and
+/// the database file itself 0600 if missing (an empty file is an empty SQLite database;
+/// SQLite then creates `-wal` and `-shm` with its mode). Files and the data directory
+/// that an older build left readable by others are tightened (the data directory to
+/// 0700, `master.key` and the database's files to 0600), and one warning names them; a
+/// directory of the operator's own that holds a database kept outside the data directory
+/// is not changed. Nothing is logged when nothing changed, so it is said once.
+pub fn secure(data_dir: &Path, db: &Path) -> anyhow::Result<()> {
+    create_private_dir(data_dir).map_err(|e| anyhow::anyhow!("cannot create the data directory {}: {e}", data_dir.display()))?;
+    if let Some(parent) = db.parent().filter(|p| !p.as_os_str().is_empty()) {
+        create_private_dir(parent).map_err(|e| anyhow::anyhow!("cannot create the database's directory {}: {e}", parent.display()))?;
+    }
+    match create_private_file(db) {
+        Ok(file) => {
+            file.sync_all()?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => anyhow::bail!("cannot create the database {}: {e}", db.display()),
+    }
+    let tightened = tighten(data_dir, db)?;
+    if !tightened.is_empty() {
+        tracing::warn!(
+            changed = %tightened.join(", "),
+            "made the data directory's files private: other users of this machine could read them (an older Gable created them so)"
+        );
+    }
+    Ok(())
+}
+
+/// Removes group and other permissions from the data directory, `master.key`, the lock
+/// and the database's files where they have any; what it changed, as `path: old -> new`.
+#[cfg(unix)]
+fn tighten(data_dir: &Path, db: &Path) -> anyhow::Result<Vec<String>> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut files = vec![data_dir.join(crate::crypto::KEY_FILE), directory_of(db).join(LOCK_FILE), db.to_path_buf()];
+    for suffix in ["-wal", "-shm"] {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        files.push(PathBuf::from(name));
+    }
+    let mut changed = Vec::new();
+    let mut set = |path: &Path, mode: u32| -> anyhow::Result<()> {
+        // The entry itself: a symbolic link's mode means nothing, and its target is not ours to change.
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(anyhow::anyhow!("reading {}: {e}", path.display())),
+        };
+        let old = meta.permissions().mode() & 0o777;
+        if meta.file_type().is_symlink() || old & 0o077 == 0 {
+            return Ok(());
+        }
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| anyhow::anyhow!("making {} private: {e}", path.display()))?;
+        changed.push(format!("{}: {old:o} -> {mode:o}", path.display()));
+        Ok(())
+    };
+    set(data_dir, PRIVATE_DIR)?;
+    for file in &files {
+        set(file, PRIVATE_FILE)?;
+    }
+    Ok(changed)
+}
+
+/// The directory a database file is in (`.` for a bare file name).
+pub fn directory_of(file: &Path) -> PathBuf {
+    match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+#[cfg(not(unix))]
+fn tighten(_: &Path, _: &Path) -> anyhow::Result<Vec<String>> {
+    Ok(Vec::new())
+}
 
 /// The lock file's name in the data directory.
 pub const LOCK_FILE: &str = "gable.lock";
@@ -25,15 +142,16 @@ pub struct DataDirLock {
 /// Takes the data directory's lock for `what` (a command, for the message), or says who
 /// holds it.
 pub fn lock(dir: &Path, what: &str) -> anyhow::Result<DataDirLock> {
-    std::fs::create_dir_all(dir)?;
+    create_private_dir(dir)?;
     let path = dir.join(LOCK_FILE);
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
+    let mut opts = OpenOptions::new();
+    opts.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(PRIVATE_FILE);
+    }
+    let mut file = opts.open(&path).map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
     match file.try_lock() {
         Ok(()) => {
             // Who holds it, for the next one's message.
@@ -72,5 +190,55 @@ mod tests {
         assert!(err.contains("in use"), "{err}");
         drop(first);
         lock(dir.path(), "serve").expect("free again once the holder let go");
+    }
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_data_directory_and_database_are_created_private() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("a/data");
+        secure(&dir, &dir.join("gable.db")).unwrap();
+        assert_eq!((mode(&root.path().join("a")), mode(&dir)), (0o700, 0o700), "every directory made");
+        assert_eq!(mode(&dir.join("gable.db")), 0o600);
+        assert_eq!(std::fs::metadata(dir.join("gable.db")).unwrap().len(), 0, "an empty file: an empty database");
+        // SQLite gives the log and its index the database's mode.
+        let conn = rusqlite::Connection::open(dir.join("gable.db")).unwrap();
+        conn.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (x); INSERT INTO t VALUES (1);").unwrap();
+        assert_eq!((mode(&dir.join("gable.db-wal")), mode(&dir.join("gable.db-shm"))), (0o600, 0o600));
+        drop(conn);
+        let _lock = lock(&dir, "serve").unwrap();
+        assert_eq!(mode(&dir.join(LOCK_FILE)), 0o600);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_older_builds_readable_files_are_tightened_and_a_database_elsewhere_keeps_its_directory() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let (dir, elsewhere) = (root.path().join("data"), root.path().join("elsewhere"));
+        for d in [&dir, &elsewhere] {
+            std::fs::create_dir(d).unwrap();
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let db = elsewhere.join("records.db");
+        for file in [dir.join("master.key"), db.clone(), elsewhere.join("records.db-wal")] {
+            std::fs::write(&file, "").unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        let changed = tighten(&dir, &db).unwrap();
+        assert_eq!(changed.len(), 4, "{changed:?}");
+        assert!(changed[0].ends_with("data: 755 -> 700"), "{changed:?}");
+        assert_eq!(
+            (mode(&dir), mode(&dir.join("master.key")), mode(&db), mode(&elsewhere.join("records.db-wal"))),
+            (0o700, 0o600, 0o600, 0o600)
+        );
+        assert_eq!(mode(&elsewhere), 0o755, "the operator's own directory is left as it is");
+        assert!(tighten(&dir, &db).unwrap().is_empty(), "nothing left to change");
     }
 }
