@@ -64,7 +64,7 @@ struct Reserved {
 }
 
 fn context(owner: &Owner, key: &str) -> String {
-    format!("idempotency:{}:{}:{}:{key}", owner.tenant, owner.livemode, owner.credential)
+    idempotency::sealing_context(owner, key)
 }
 
 /// A handler's view of the request's idempotency key (absent without one).

@@ -51,6 +51,12 @@ pub enum Reservation {
     Reused { method: String, path: String },
 }
 
+/// What a key's stored answer is sealed to (the associated data of its sealing): the
+/// owner and the key, so an answer copied into another row does not open.
+pub fn sealing_context(owner: &Owner, key: &str) -> String {
+    format!("idempotency:{}:{}:{}:{key}", owner.tenant, owner.livemode, owner.credential)
+}
+
 fn key_cond(owner: &Owner, key: &str) -> Cond {
     Cond::all()
         .add(col("tenant_id").eq(owner.tenant))
