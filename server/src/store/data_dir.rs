@@ -56,9 +56,11 @@ pub fn create_private_file(path: &Path) -> std::io::Result<File> {
 /// the database file itself 0600 if missing (an empty file is an empty SQLite database;
 /// SQLite then creates `-wal` and `-shm` with its mode). Files and the data directory
 /// that an older build left readable by others are tightened (the data directory to
-/// 0700, `master.key` and the database's files to 0600), and one warning names them; a
-/// directory of the operator's own that holds a database kept outside the data directory
-/// is not changed. Nothing is logged when nothing changed, so it is said once.
+/// 0700, `master.key`, the lock and the database's files to 0600), and one warning names
+/// them; a directory of the operator's own that holds a database kept outside the data
+/// directory is not changed. Nothing is logged when nothing changed, so it is said once.
+/// One that cannot be changed (a file of another owner) is warned about, not fatal: an
+/// upgrade does not stop a deployment that was serving.
 pub fn secure(data_dir: &Path, db: &Path) -> anyhow::Result<()> {
     create_private_dir(data_dir).map_err(|e| anyhow::anyhow!("cannot create the data directory {}: {e}", data_dir.display()))?;
     if let Some(parent) = db.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -71,20 +73,27 @@ pub fn secure(data_dir: &Path, db: &Path) -> anyhow::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => anyhow::bail!("cannot create the database {}: {e}", db.display()),
     }
-    let tightened = tighten(data_dir, db)?;
+    let (tightened, failed) = tighten(data_dir, db);
     if !tightened.is_empty() {
         tracing::warn!(
             changed = %tightened.join(", "),
             "made the data directory's files private: other users of this machine could read them (an older Gable created them so)"
         );
     }
+    if !failed.is_empty() {
+        tracing::warn!(
+            failed = %failed.join(", "),
+            "could not make the data directory's files private: other users of this machine may read them; change their modes (0700, 0600)"
+        );
+    }
     Ok(())
 }
 
 /// Removes group and other permissions from the data directory, `master.key`, the lock
-/// and the database's files where they have any; what it changed, as `path: old -> new`.
+/// and the database's files where they have any: what it changed, as `path: old -> new`,
+/// and what it could not change, with why.
 #[cfg(unix)]
-fn tighten(data_dir: &Path, db: &Path) -> anyhow::Result<Vec<String>> {
+fn tighten(data_dir: &Path, db: &Path) -> (Vec<String>, Vec<String>) {
     use std::os::unix::fs::PermissionsExt;
     let mut files = vec![data_dir.join(crate::crypto::KEY_FILE), directory_of(db).join(LOCK_FILE), db.to_path_buf()];
     for suffix in ["-wal", "-shm"] {
@@ -92,28 +101,27 @@ fn tighten(data_dir: &Path, db: &Path) -> anyhow::Result<Vec<String>> {
         name.push(suffix);
         files.push(PathBuf::from(name));
     }
-    let mut changed = Vec::new();
-    let mut set = |path: &Path, mode: u32| -> anyhow::Result<()> {
-        // The entry itself: a symbolic link's mode means nothing, and its target is not ours to change.
-        let meta = match std::fs::symlink_metadata(path) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(anyhow::anyhow!("reading {}: {e}", path.display())),
-        };
-        let old = meta.permissions().mode() & 0o777;
-        if meta.file_type().is_symlink() || old & 0o077 == 0 {
-            return Ok(());
+    let (mut changed, mut failed) = (Vec::new(), Vec::new());
+    // A symbolic link (a data directory mounted elsewhere, say) is followed: what matters
+    // is who may read what it leads to.
+    let mut set = |path: &Path, mode: u32| match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => failed.push(format!("{}: {e}", path.display())),
+        Ok(meta) => {
+            let old = meta.permissions().mode() & 0o777;
+            if old & 0o077 != 0 {
+                match std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)) {
+                    Ok(()) => changed.push(format!("{}: {old:o} -> {mode:o}", path.display())),
+                    Err(e) => failed.push(format!("{} ({old:o}): {e}", path.display())),
+                }
+            }
         }
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| anyhow::anyhow!("making {} private: {e}", path.display()))?;
-        changed.push(format!("{}: {old:o} -> {mode:o}", path.display()));
-        Ok(())
     };
-    set(data_dir, PRIVATE_DIR)?;
+    set(data_dir, PRIVATE_DIR);
     for file in &files {
-        set(file, PRIVATE_FILE)?;
+        set(file, PRIVATE_FILE);
     }
-    Ok(changed)
+    (changed, failed)
 }
 
 /// The directory a database file is in (`.` for a bare file name).
@@ -125,8 +133,8 @@ pub fn directory_of(file: &Path) -> PathBuf {
 }
 
 #[cfg(not(unix))]
-fn tighten(_: &Path, _: &Path) -> anyhow::Result<Vec<String>> {
-    Ok(Vec::new())
+fn tighten(_: &Path, _: &Path) -> (Vec<String>, Vec<String>) {
+    (Vec::new(), Vec::new())
 }
 
 /// The lock file's name in the data directory.
@@ -231,14 +239,14 @@ mod tests {
             std::fs::write(&file, "").unwrap();
             std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
         }
-        let changed = tighten(&dir, &db).unwrap();
-        assert_eq!(changed.len(), 4, "{changed:?}");
+        let (changed, failed) = tighten(&dir, &db);
+        assert_eq!((changed.len(), failed.len()), (4, 0), "{changed:?} {failed:?}");
         assert!(changed[0].ends_with("data: 755 -> 700"), "{changed:?}");
         assert_eq!(
             (mode(&dir), mode(&dir.join("master.key")), mode(&db), mode(&elsewhere.join("records.db-wal"))),
             (0o700, 0o600, 0o600, 0o600)
         );
         assert_eq!(mode(&elsewhere), 0o755, "the operator's own directory is left as it is");
-        assert!(tighten(&dir, &db).unwrap().is_empty(), "nothing left to change");
+        assert_eq!(tighten(&dir, &db), (vec![], vec![]), "nothing left to change");
     }
 }
