@@ -75,12 +75,12 @@ pub struct StoreArgs {
 
 impl StoreArgs {
     /// The database URL: the given one, else SQLite in the data directory (created 0700
-    /// when missing: `store::data_dir`).
+    /// when missing: `private_files`).
     pub fn url(&self) -> anyhow::Result<String> {
         if let Some(url) = &self.database_url {
             return Ok(url.clone());
         }
-        crate::store::data_dir::create_private_dir(&self.data_dir)?;
+        crate::private_files::create_private_dir(&self.data_dir)?;
         Ok(format!("sqlite://{}", self.data_dir.join("gable.db").display()))
     }
 }

@@ -15,6 +15,8 @@ use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use rand::RngCore;
 
+use crate::private_files::{create_private_dir, sync_dir, write_private};
+
 /// The generated key's file in the data directory (SQLite without `GABLE_MASTER_KEY`).
 pub const KEY_FILE: &str = "master.key";
 
@@ -98,7 +100,7 @@ impl MasterKey {
         if let Some(key) = read(&path)? {
             return Ok(key);
         }
-        crate::store::data_dir::create_private_dir(dir)?;
+        create_private_dir(dir)?;
         let key = MasterKey::generate();
         let temporary = dir.join(format!(".master.key.{:016x}.tmp", rand::random::<u64>()));
         write_private(&temporary, &key.to_hex())?;
@@ -143,30 +145,6 @@ impl MasterKey {
         let plain = cipher.decrypt(XNonce::from_slice(nonce), Payload { msg: body, aad: context.as_bytes() }).ok()?;
         String::from_utf8(plain).ok()
     }
-}
-
-/// Makes a directory's entries durable (a new file's name survives a power cut).
-pub(crate) fn sync_dir(dir: &Path) {
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-}
-
-/// Writes a new file only its owner can read (created so; never world-readable in
-/// between), synced to disk. Fails if the file exists.
-pub(crate) fn write_private(path: &Path, content: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let mut f = opts.open(path)?;
-    f.write_all(content.as_bytes())?;
-    f.sync_all()?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -2,9 +2,10 @@
 //!
 //! The modules stand on floors; each imports its own floor and the ones below, never one
 //! above (`docs/architecture.md`, "Floors"; `.ci/layers` checks it). From the ground up:
-//! - `error`, `clock`, `crypto`, `outbound`, `observe`: Gable's one error, the time it
-//!   acts at, its secrets, the SSRF-guarded client of webhook deliveries, and the
-//!   background loops' health and the metrics' names;
+//! - `error`, `clock`, `crypto`, `private_files`, `outbound`, `observe`: Gable's one
+//!   error, the time it acts at, its secrets, files only their owner reads, the
+//!   SSRF-guarded client of webhook deliveries, and the background loops' health and the
+//!   metrics' names;
 //! - `domain` is plain Rust (registry, validation, lists, events, ledger rules);
 //!   `config` the settings;
 //! - `store` keeps records in SQLite or PostgreSQL;
@@ -30,6 +31,7 @@ pub mod jobs;
 pub mod observe;
 pub mod ops;
 pub mod outbound;
+pub mod private_files;
 pub mod seed;
 pub mod startup;
 pub mod store;

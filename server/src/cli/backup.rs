@@ -18,8 +18,9 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::crypto::{sync_dir, write_private, MasterKey, KEY_FILE as KEY};
-use crate::store::data_dir::{create_private_dir, create_private_file, directory_of, PRIVATE_DIR};
+use crate::crypto::{MasterKey, KEY_FILE as KEY};
+use crate::private_files::{create_private_dir, create_private_file, sync_dir, write_private, PRIVATE_DIR};
+use crate::store::data_dir::directory_of;
 use crate::store::{backup, data_dir};
 
 #[derive(Debug, Args)]

@@ -19,7 +19,7 @@ use crate::crypto::MasterKey;
 /// would create it 0644, and `VACUUM INTO` fills an empty file as it would a new one).
 pub fn snapshot(db: &Path, into: &Path) -> anyhow::Result<()> {
     anyhow::ensure!(db.exists(), "there is no database at {}", db.display());
-    super::data_dir::create_private_file(into).map_err(|e| anyhow::anyhow!("creating {}: {e}", into.display()))?;
+    crate::private_files::create_private_file(into).map_err(|e| anyhow::anyhow!("creating {}: {e}", into.display()))?;
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     conn.busy_timeout(Duration::from_secs(30))?;
     let target = into.to_str().ok_or_else(|| anyhow::anyhow!("the backup path {} is not UTF-8", into.display()))?;

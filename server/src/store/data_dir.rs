@@ -16,40 +16,11 @@
 //! A data directory an older build made readable by others is tightened at the next
 //! start that opens the database ([`secure`]), and one line logs what changed.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-/// The mode of the data directory, a backup directory and what `gable restore` sets aside.
-pub const PRIVATE_DIR: u32 = 0o700;
-/// The mode of the database, its `-wal` and `-shm`, `master.key` and a backup's files.
-pub const PRIVATE_FILE: u32 = 0o600;
-
-/// Creates `dir` and its missing parents, each mode 0700 as it is made (never readable
-/// by others in between). An existing directory is left as it is ([`secure`] tightens
-/// the data directory).
-pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(PRIVATE_DIR);
-    }
-    builder.create(dir)
-}
-
-/// Opens a new file at `path` for writing, mode 0600 as it is created; fails if it exists.
-pub fn create_private_file(path: &Path) -> std::io::Result<File> {
-    let mut opts = OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(PRIVATE_FILE);
-    }
-    opts.open(path)
-}
+use crate::private_files::{create_private_dir, create_private_file, private_options, PRIVATE_DIR, PRIVATE_FILE};
 
 /// Prepares the embedded database's files before it is opened: creates the data
 /// directory (and the database's directory, when it is elsewhere) 0700 if missing, and
@@ -152,14 +123,13 @@ pub struct DataDirLock {
 pub fn lock(dir: &Path, what: &str) -> anyhow::Result<DataDirLock> {
     create_private_dir(dir)?;
     let path = dir.join(LOCK_FILE);
-    let mut opts = OpenOptions::new();
-    opts.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(PRIVATE_FILE);
-    }
-    let mut file = opts.open(&path).map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
+    let mut file = private_options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
     match file.try_lock() {
         Ok(()) => {
             // Who holds it, for the next one's message.
