@@ -74,7 +74,7 @@ impl Application {
         let outbound = crate::outbound::Client::new(guard.clone())?;
         let ops = Operations::new(store.clone(), clock, key).with_guard(guard);
         let console = crate::console::ConsoleService::shared(ops.clone());
-        let embed = http::embed::Assets::load(&args.site_root);
+        let embed = http::asset::Assets::load(&args.site_root);
         let state = Arc::new(AppState { store, ops, cursors, settings, outbound, embed, health: Default::default() });
         // The client layer (`http::client`) reads the trusted proxies from the request.
         let trusted = axum::Extension(http::client::TrustedProxies::new(&state.settings.trusted_proxies));

@@ -1,9 +1,12 @@
-//! A file served from memory: the embeddable flows' loader and bundle (`embed`) and the
-//! API description (`api::openapi`). Each is compressed once, when it is made, and
+//! A file served from memory: the embeddable flows' loader and bundle (`Assets`, served
+//! by `embed`) and the API description (`api::openapi`). Each is compressed once, when it is made, and
 //! answered gzipped to clients that take gzip, with an `ETag` so that a client holding it
 //! gets `304 Not Modified` instead of the bytes again.
 
+use std::collections::HashMap;
 use std::io::Write;
+use std::path::Path as FsPath;
+use std::sync::Arc;
 
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -75,6 +78,51 @@ fn takes_gzip(accept: &str) -> bool {
         }
     }
     star
+}
+
+/// The loader, as served (plain JavaScript, no build step).
+const LOADER: &str = include_str!("../../../embed/loader/embed.js");
+
+/// The files of the flows' bundle, by the name `embed/build.sh` gives them.
+const BUNDLE: &[(&str, &str)] = &[
+    ("boot.js", "text/javascript; charset=utf-8"),
+    ("gable_embed.js", "text/javascript; charset=utf-8"),
+    ("gable_embed_bg.wasm", "application/wasm"),
+    ("embed.css", "text/css; charset=utf-8"),
+];
+
+/// The loader and the flows' bundle, read once at start-up.
+pub struct Assets {
+    pub loader: Asset,
+    pub bundle: HashMap<&'static str, Asset>,
+    /// A hash of the bundle's files: the path segment that versions its URLs.
+    pub version: String,
+}
+
+impl Assets {
+    /// Reads the bundle from `{site_root}/embed/`. Without it Gable still serves the
+    /// loader and the pages, whose flows then cannot start; the log says how to build it.
+    pub fn load(site_root: &str) -> Arc<Assets> {
+        let dir = FsPath::new(site_root).join("embed");
+        let mut bundle = HashMap::new();
+        let mut all = Sha256::new();
+        for (name, content_type) in BUNDLE {
+            match std::fs::read(dir.join(name)) {
+                Ok(body) => {
+                    all.update(name.as_bytes());
+                    all.update(&body);
+                    bundle.insert(*name, Asset::new(content_type, body));
+                }
+                Err(e) => {
+                    tracing::warn!(file = %dir.join(name).display(), error = %e, "the embeddable flows' bundle is incomplete; build it with `bash embed/build.sh` (make run does)");
+                    bundle.clear();
+                    break;
+                }
+            }
+        }
+        let version = if bundle.is_empty() { "unbuilt".to_string() } else { hex::encode(all.finalize())[..16].to_string() };
+        Arc::new(Assets { loader: Asset::new("text/javascript; charset=utf-8", LOADER.as_bytes().to_vec()), bundle, version })
+    }
 }
 
 #[cfg(test)]

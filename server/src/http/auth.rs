@@ -46,10 +46,11 @@ pub struct Credential {
 /// Resolves the request's credential into its extensions (`api::per_credential`, before
 /// anything else of an authenticated route); the refusal (401) when there is none or it
 /// is not valid here.
-pub async fn authenticate(st: &ApiState, req: &mut Request) -> Result<(), Response> {
+pub async fn authenticate(st: &ApiState, req: &mut Request) -> Result<Uuid, Response> {
     let cred = resolve(st, req.headers()).await.map_err(IntoResponse::into_response)?;
+    let id = cred.id;
     req.extensions_mut().insert(cred);
-    Ok(())
+    Ok(id)
 }
 
 fn bearer(headers: &HeaderMap) -> Result<&str, Error> {

@@ -36,8 +36,6 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use uuid::Uuid;
 
 use crate::error::Error;
-use crate::http::auth::Credential;
-use crate::http::state::ApiState;
 
 pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 pub const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
@@ -130,18 +128,21 @@ fn ceil_secs(d: Duration) -> u64 {
     d.as_secs() + u64::from(d.subsec_nanos() > 0)
 }
 
-/// Counts the request against its credential's limit: over the limit, `429` without
-/// running the rest (`run`); either way the response carries the rate-limit fields.
-pub async fn limit<F: Future<Output = Response>>(st: &ApiState, req: Request, run: impl FnOnce(Request) -> F) -> Response {
-    let Some(limiter) = st.rate_limits.of(st.livemode) else { return run(req).await };
-    let Some(credential) = req.extensions().get::<Credential>().map(|c| c.id) else {
-        // Only the credential layer's routes are wrapped; a route without one is Gable's bug.
-        return Error::internal(anyhow::anyhow!("a rate-limited route without a credential")).into_response();
-    };
+/// Counts the request against `credential`'s limit on the listener of `livemode`: over
+/// the limit, `429` without running the rest (`run`); either way the response carries the
+/// rate-limit fields.
+pub async fn limit<F: Future<Output = Response>>(
+    limits: &RateLimits,
+    livemode: bool,
+    credential: Uuid,
+    req: Request,
+    run: impl FnOnce(Request) -> F,
+) -> Response {
+    let Some(limiter) = limits.of(livemode) else { return run(req).await };
     let decision = limiter.check(credential);
     let mut resp = match decision.retry_after_secs {
         Some(retry_after_secs) => {
-            metrics::counter!(crate::observe::metrics::RATE_LIMITED, "listener" => crate::observe::metrics::listener(st.livemode))
+            metrics::counter!(crate::observe::metrics::RATE_LIMITED, "listener" => crate::observe::metrics::listener(livemode))
                 .increment(1);
             Error::RateLimited { retry_after_secs }.into_response()
         }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::config::Settings;
 use crate::domain::cursor::CursorKey;
-use crate::http::embed::Assets;
+use crate::http::asset::Assets;
 use crate::http::rate_limit::RateLimits;
 use crate::jobs::Background;
 use crate::ops::Operations;

@@ -35,8 +35,9 @@ pub fn router(state: &ApiState) -> Router<ApiState> {
 /// authenticated requests count against a limit, and every authenticated response
 /// carries the rate-limit fields.
 async fn per_credential(State(st): State<ApiState>, mut req: Request, next: Next) -> Response {
-    if let Err(refused) = auth::authenticate(&st, &mut req).await {
-        return refused;
-    }
-    rate_limit::limit(&st, req, |req| idempotency::guard(&st, req, next)).await
+    let credential = match auth::authenticate(&st, &mut req).await {
+        Ok(id) => id,
+        Err(refused) => return refused,
+    };
+    rate_limit::limit(&st.rate_limits, st.livemode, credential, req, |req| idempotency::guard(&st, req, next)).await
 }
