@@ -281,6 +281,9 @@ fn serve_args() -> ServeArgs {
         delivery_concurrency: gable::jobs::deliveries::CONCURRENCY,
         rate_limit_live: 0,
         rate_limit_test: 0,
+        // Stories send all their requests from one address, hundreds at once in places;
+        // `security::listeners` tests the limit per client.
+        max_connections_per_client: 0,
         ..gable::config::Config::default().serve()
     }
 }

@@ -16,8 +16,10 @@
 //!   answered even when every connection is taken. With the reserve full too, the listener
 //!   stops accepting and further clients wait in the kernel's queue;
 //! - one client address (an IPv6 client's /64) holds at most `max_connections_per_client`
-//!   of them; more are answered `503` and closed at once, without reading anything.
-//!   Trusted proxies, which carry many clients, are not limited;
+//!   of them. Each connection over that is answered `503` to its first request and closed;
+//!   at most `REFUSING` such connections are open at once (each within the header-read
+//!   timeout), and past them one is closed unanswered. Trusted proxies, which carry many
+//!   clients, are not limited;
 //! - on shutdown the listener closes, each connection finishes the request it is serving
 //!   and closes, and whatever is still open after the deadline is dropped.
 //!
@@ -38,7 +40,7 @@ use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tower::Service;
 
@@ -50,6 +52,9 @@ const MIN_HEADER_BYTES: usize = 8192;
 
 /// Connections served beyond `max_connections`, one request each, by the reserve router.
 pub const RESERVE: usize = 16;
+
+/// Connections over their client's limit that are answered at once (the rest are closed).
+pub const REFUSING: usize = 64;
 
 /// The connection limits of a listener (`ServeArgs`' settings of the same names).
 #[derive(Debug, Clone)]
@@ -83,6 +88,7 @@ pub async fn serve(listener: TcpListener, routers: Routers, limits: Limits, mut 
     let main = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let reserve = Arc::new(Semaphore::new(if routers.reserve.is_some() { RESERVE } else { 0 }));
     let clients = Clients::new(&limits);
+    let refusing = Arc::new(Semaphore::new(REFUSING));
     let graceful = GracefulShutdown::new();
     loop {
         // A slot before accepting: beyond every slot, clients wait in the kernel's queue.
@@ -111,7 +117,18 @@ pub async fn serve(listener: TcpListener, routers: Routers, limits: Limits, mut 
             () = stopped(&mut stop) => break,
         };
         let Some(client) = clients.admit(peer.ip()) else {
-            refuse(stream, peer);
+            drop(slot);
+            tracing::debug!(%peer, "a client over its connection limit was refused");
+            // Answered when few are being refused, else closed at once.
+            if let Ok(permit) = refusing.clone().try_acquire_owned() {
+                let refusal = once
+                    .serve_connection(TokioIo::new(SendDeadline::new(stream, limits.write_timeout)), hyper::service::service_fn(refused));
+                let refusal = graceful.watch(refusal);
+                tokio::spawn(async move {
+                    let _ = refusal.await;
+                    drop(permit);
+                });
+            }
             continue;
         };
         // A main slot may have come free while a reserve slot waited for the connection.
@@ -158,22 +175,10 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
 }
 
-/// The answer to a client over its connection limit: written without waiting (what the
-/// socket does not take at once is not sent) and the connection closed, nothing read.
-const REFUSAL: &str = concat!(
-    "HTTP/1.1 503 Service Unavailable\r\n",
-    "Content-Type: application/json\r\n",
-    "Retry-After: 1\r\n",
-    "Connection: close\r\n",
-    "Content-Length: 127\r\n",
-    "\r\n",
-    r#"{"error":{"code":"service_unavailable","message":"this client has too many connections open; retry after Retry-After seconds"}}"#,
-);
-
-fn refuse(stream: TcpStream, peer: SocketAddr) {
-    tracing::debug!(%peer, "a client over its connection limit was refused");
-    let _ = stream.try_write(REFUSAL.as_bytes());
-    // Dropping the socket closes it.
+/// What a connection over its client's limit is answered, whatever it asks.
+async fn refused(_: Request<Incoming>) -> Result<axum::response::Response, Infallible> {
+    let message = "this client has too many connections open; retry after Retry-After seconds".to_string();
+    Ok(axum::response::IntoResponse::into_response(crate::error::Error::Unavailable { message, retry_after_secs: 1 }))
 }
 
 /// The connections each client address holds (IPv6 by /64: one host has many addresses).
@@ -237,15 +242,7 @@ fn client_key(ip: IpAddr) -> IpAddr {
 mod tests {
     use std::net::IpAddr;
 
-    use super::{client_key, REFUSAL};
-
-    #[test]
-    fn the_refusal_declares_its_length() {
-        let (head, body) = REFUSAL.split_once("\r\n\r\n").expect("a head and a body");
-        assert!(head.contains(&format!("Content-Length: {}", body.len())), "{head}");
-        let parsed: serde_json::Value = serde_json::from_str(body).expect("JSON");
-        assert_eq!(parsed["error"]["code"], "service_unavailable");
-    }
+    use super::client_key;
 
     #[test]
     fn ipv6_clients_are_counted_by_their_64() {
