@@ -13,7 +13,7 @@ use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::AdditionalProperties;
 use utoipa::openapi::{ComponentsBuilder, ObjectBuilder, PathItem, Required, Type};
 
-use super::paths::{id_parameter, operation, success};
+use super::parts::{id_parameter, idempotency_parameter, operation, success};
 use super::schemas::{date_time, envelope, uuid};
 use super::{pascal, schema_ref};
 use crate::domain::collections::collection;
@@ -185,7 +185,7 @@ pub(super) fn path_item(cmd: &Command) -> PathItem {
     let statuses = super::errors::with_layers(super::errors::Route::Api(super::errors::Method::Post), cmd.errors);
     let op = operation(c, cmd.operation_id.to_string(), cmd.summary.to_string(), &statuses, &cmd.scope())
         .description(Some(format!("{} Needs the scope `{}`.", cmd.description, cmd.scope())))
-        .parameter(super::paths::idempotency_parameter(false))
+        .parameter(idempotency_parameter(false))
         .request_body(Some(body.build()))
         .response(status.to_string(), success(what, schema));
     PathItemBuilder::new().parameters(Some([id_parameter(c)])).operation(HttpMethod::Post, op.build()).build()

@@ -36,6 +36,7 @@ mod commands;
 mod errors;
 mod events;
 mod links;
+mod parts;
 mod paths;
 mod sandbox;
 mod schemas;

@@ -11,13 +11,13 @@ use utoipa::openapi::path::{
 use utoipa::openapi::request_body::{RequestBody, RequestBodyBuilder};
 use utoipa::openapi::schema::AdditionalProperties;
 use utoipa::openapi::{
-    ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, PathItem, Paths, PathsBuilder, RefOr, Required, ResponseBuilder, Schema,
-    SchemaFormat, Type,
+    ArrayBuilder, ComponentsBuilder, ObjectBuilder, PathItem, Paths, PathsBuilder, RefOr, Required, ResponseBuilder, Schema, Type,
 };
 
 use super::commands;
 use super::errors::{self, with_errors};
-use super::schemas::{enum_schema_name, field_schema, field_schema_as, secret_on_create, ty_schema, uuid, Side};
+use super::parts::{id_parameter, idempotency_parameter, operation, success, version_parameter};
+use super::schemas::{enum_schema_name, field_schema, field_schema_as, secret_on_create, ty_schema, Side};
 use utoipa::openapi::security::SecurityRequirement;
 
 use super::{a_record, offers, pascal, schema_ref, with_standard_headers};
@@ -25,7 +25,6 @@ use crate::domain::collections::COLLECTIONS;
 use crate::domain::list::{DEFAULT_LIMIT, MAX_LIMIT, MAX_SORT_KEYS};
 use crate::domain::registry::{Collection, Field, Ty, WriteOp, CREATED_AT, ID, SYSTEM_FIELDS, UPDATED_AT};
 use crate::domain::workflow::{self, Action, Input};
-use crate::http::version;
 
 pub(super) fn paths() -> Paths {
     let mut paths = PathsBuilder::new().path("/v1/openapi.json", describe_itself());
@@ -136,18 +135,6 @@ fn path_description(c: &Collection, writes: &[WriteOp]) -> String {
         }
     }
     text
-}
-
-/// What every operation on a collection shares: tag, id, summary, credentials, version
-/// header, and the shared responses of the error statuses it can answer with.
-pub(super) fn operation(c: &Collection, id: String, summary: String, errors: &[u16], scope: &str) -> OperationBuilder {
-    let op = OperationBuilder::new()
-        .tag(c.name)
-        .operation_id(Some(id))
-        .summary(Some(summary))
-        .securities(Some(super::securities(Some(scope))))
-        .parameter(version_parameter());
-    with_errors(op, errors)
 }
 
 fn snake_name(c: &Collection) -> String {
@@ -287,71 +274,9 @@ fn json_body(schema: &str) -> RequestBody {
         .build()
 }
 
-pub(super) fn success(description: &str, schema: &str) -> RefOr<utoipa::openapi::Response> {
-    with_standard_headers(
-        ResponseBuilder::new()
-            .description(description)
-            .content("application/json", ContentBuilder::new().schema(Some(schema_ref(schema))).build()),
-    )
-    .build()
-    .into()
-}
-
 // ---------------------------------------------------------------------------------------------
 // Parameters
 // ---------------------------------------------------------------------------------------------
-
-pub(super) fn version_parameter() -> Parameter {
-    ParameterBuilder::new()
-        .name("Gable-Version")
-        .parameter_in(ParameterIn::Header)
-        .required(Required::False)
-        .description(Some(format!(
-            "Pins a dated API version; without it the current one (`{}`) serves. An unknown version is \
-             `400 unsupported_version`.",
-            version::CURRENT
-        )))
-        .schema(Some(
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
-                .enum_values(Some(version::SUPPORTED.iter().copied())),
-        ))
-        .build()
-}
-
-/// `Idempotency-Key` on every `POST` (`http::idempotency`): required on `POST /v1/payments`.
-pub(super) fn idempotency_parameter(required: bool) -> Parameter {
-    ParameterBuilder::new()
-        .name("Idempotency-Key")
-        .parameter_in(ParameterIn::Header)
-        .required(if required { Required::True } else { Required::False })
-        .description(Some(
-            "Makes a retry safe (IETF Idempotency-Key draft): the same key with the same request replays the first answer \
-             with `Idempotent-Replayed: true`; while the first request runs it is `409 idempotency_key_in_use`; with another \
-             method, path or body `422 idempotency_key_reused`. 8 to 200 visible ASCII characters (a UUID is a good key), \
-             kept 24 hours per credential. Required on `POST /v1/payments` (`400 missing_idempotency_key`).",
-        ))
-        .schema(Some(
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .min_length(Some(8))
-                .max_length(Some(200))
-                // Visible ASCII, as `http::idempotency::key_of` checks it.
-                .pattern(Some("^[!-~]{8,200}$")),
-        ))
-        .build()
-}
-
-pub(super) fn id_parameter(_: &Collection) -> Parameter {
-    ParameterBuilder::new()
-        .name("id")
-        .parameter_in(ParameterIn::Path)
-        .required(Required::True)
-        .description(Some("The record's id."))
-        .schema(Some(uuid()))
-        .build()
-}
 
 fn query(name: impl Into<String>, description: impl Into<String>, schema: impl Into<RefOr<Schema>>) -> ParameterBuilder {
     ParameterBuilder::new()

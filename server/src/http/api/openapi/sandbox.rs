@@ -9,7 +9,7 @@ use utoipa::openapi::schema::AdditionalProperties;
 use utoipa::openapi::{ComponentsBuilder, ObjectBuilder, PathItem, Required, Type};
 
 use super::errors::{with_errors, with_layers, Method, Route};
-use super::paths::{idempotency_parameter, success, version_parameter};
+use super::parts::{idempotency_parameter, success, version_parameter};
 use super::schema_ref;
 use super::schemas::{date_time, envelope};
 
