@@ -3,7 +3,8 @@
 //! a typed model of four flows' shapes); errors as the API's error body.
 
 use crate::json::Value;
-use leptos::prelude::window;
+use leptos::prelude::{window, RwSignal, Set};
+use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
@@ -118,4 +119,13 @@ pub async fn create(what: &str, body: &Value, keys: leptos::prelude::StoredValue
     };
     keys.update_value(|k| k.settle(outcome));
     result
+}
+
+/// Reads the session again (after a write) into `data`; a failure leaves it as it was.
+pub fn refresh(data: RwSignal<Value>) {
+    spawn_local(async move {
+        if let Ok(d) = session().await {
+            data.set(d);
+        }
+    });
 }

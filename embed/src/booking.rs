@@ -13,7 +13,7 @@ use crate::api::{self, ApiError};
 use crate::dates::{self, Date, Day, Month, Nights, WEEKDAYS};
 use crate::rules::{Keys, Rule};
 use crate::ui::{self, rx, s, Alert, Field, Opts};
-use crate::{env, money, shell};
+use crate::{env, money};
 
 /// The longest stay the API takes.
 const MAX_NIGHTS: i32 = 365;
@@ -320,7 +320,7 @@ fn form_view(data: RwSignal<Value>, form: Form, cal: Calendar, done: RwSignal<Op
                     env::completed("booking", &s(&b, "id"), &s(&b, "status"));
                     done.set(Some(b));
                     env::focus_later("view-heading");
-                    shell::refresh(data);
+                    api::refresh(data);
                 }
                 Err(e) => fail(e),
             }

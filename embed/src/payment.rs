@@ -11,7 +11,7 @@ use leptos::task::spawn_local;
 use crate::api::{self, ApiError};
 use crate::rules::Keys;
 use crate::ui::{self, rx, s, Alert};
-use crate::{dates, env, money, shell};
+use crate::{dates, env, money};
 
 const SCENARIOS: &[(&str, &str)] = &[("succeeded", "Succeeds"), ("failed", "Is declined"), ("reversed", "Succeeds, then is reversed")];
 
@@ -35,7 +35,7 @@ pub fn view(data: RwSignal<Value>, invoice: Signal<Value>, back: Option<Callback
         alert.set(Some(Alert::api(&e)));
         if e.status == 409 {
             // Paid meanwhile (another tab): show the invoice as it is now.
-            shell::refresh(data);
+            api::refresh(data);
         }
     };
     let pay = move || {
@@ -65,7 +65,7 @@ pub fn view(data: RwSignal<Value>, invoice: Signal<Value>, back: Option<Callback
                     }
                     result.set(Some(p));
                     env::focus_later("view-heading");
-                    shell::refresh(data);
+                    api::refresh(data);
                 }
                 Err(e) => fail(e),
             }

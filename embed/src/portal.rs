@@ -11,7 +11,7 @@ use leptos::task::spawn_local;
 use crate::api::{self, ApiError};
 use crate::rules::{self, Keys, Rule};
 use crate::ui::{self, rx, s, Alert, Field, Opts};
-use crate::{dates, env, money, payment, shell};
+use crate::{dates, env, money, payment};
 
 /// The work orders' `category` and `priority` (server/src/domain/collections.rs).
 const CATEGORIES: &[(&str, &str)] = &[
@@ -134,7 +134,7 @@ fn home(
                     req.category.set("other");
                     req.priority.set("normal");
                     sent.set(Some("Request sent".into()));
-                    shell::refresh(data);
+                    api::refresh(data);
                 }
                 Err(e) => fail(e),
             }

@@ -88,12 +88,3 @@ fn cannot_show(e: &ApiError) -> impl IntoView {
         </div>
     }
 }
-
-/// Reads the session again (after a write) into `data`; a failure leaves it as it was.
-pub fn refresh(data: RwSignal<Value>) {
-    spawn_local(async move {
-        if let Ok(d) = api::session().await {
-            data.set(d);
-        }
-    });
-}
