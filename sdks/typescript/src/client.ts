@@ -13,6 +13,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 import { Collection, Payments } from "./collection.js";
 import { GableError, errorFrom } from "./errors.js";
+import type { HttpMethod, Query, Transport } from "./transport.js";
 
 /** The API version this kit is written against (sent as `Gable-Version`). */
 export const API_VERSION = "2026-11-22";
@@ -35,16 +36,7 @@ export interface GableOptions {
   maxBackoff?: number;
 }
 
-export interface RequestOptions {
-  /** The `Idempotency-Key` of a POST; a fresh UUID per call when omitted. */
-  idempotencyKey?: string;
-}
-
-export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
-
-type Query = [string, string][];
-
-export class Gable {
+export class Gable implements Transport {
   readonly baseUrl: string;
   readonly maxRetries: number;
   readonly timeout: number;

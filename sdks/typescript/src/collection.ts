@@ -2,7 +2,7 @@
 
 import { randomUUID } from "node:crypto";
 
-import type { Gable, RequestOptions } from "./client.js";
+import type { RequestOptions, Transport } from "./transport.js";
 
 /** A record as Gable returns it: `id`, `object` and the collection's fields. */
 export interface GableRecord {
@@ -53,7 +53,7 @@ export interface Page<T = GableRecord> {
 
 export class Collection {
   constructor(
-    readonly client: Gable,
+    readonly client: Transport,
     /** The API name (`purchase-orders`). */
     readonly name: string,
   ) {}

@@ -1,7 +1,8 @@
 /** Gable's TypeScript starter kit (Node.js built-ins only). See README.md. */
 
 export { API_VERSION, Gable, LIVE_URL, SANDBOX_URL, VERSION } from "./client.js";
-export type { GableOptions, HttpMethod, RequestOptions } from "./client.js";
+export type { GableOptions } from "./client.js";
+export type { HttpMethod, Query, RequestOptions, Transport } from "./transport.js";
 export { Collection, Payments } from "./collection.js";
 export type {
   FilterOperator,
