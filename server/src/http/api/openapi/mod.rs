@@ -29,7 +29,7 @@
 //! are added to the serialised JSON afterwards: `components.parameters` and
 //! `components.headers` (`hoist_shared`: utoipa has neither map, and its operations cannot
 //! hold a `$ref` parameter or header), JSON Schema's `dependentRequired` and `anyOf` of
-//! `required` lists (`schemas::add_cross_field_rules`), and the `webhooks` section
+//! `required` lists (`rules::add_cross_field_rules`), and the `webhooks` section
 //! (`events::add_webhooks`).
 
 mod commands;
@@ -38,6 +38,7 @@ mod events;
 mod links;
 mod parts;
 mod paths;
+mod rules;
 mod sandbox;
 mod schemas;
 
@@ -108,7 +109,7 @@ fn rendered(public_url: &str, livemode: bool) -> Result<Arc<Asset>, Error> {
 
 /// The whole OpenAPI 3.1 document for a listener whose base address is `public_url`
 /// (without `/v1`; the paths carry it): production's (`livemode`) or the sandbox's, which
-/// differ where a field's rules do (`schemas::add_environment_rules`).
+/// differ where a field's rules do (`rules::add_environment_rules`).
 pub fn document(public_url: &str, livemode: bool) -> Json {
     let api = OpenApiBuilder::new()
         .info(InfoBuilder::new().title("Gable API").version(version::CURRENT).description(Some(api_description())).build())
@@ -122,9 +123,9 @@ pub fn document(public_url: &str, livemode: bool) -> Json {
         .build();
     let mut doc = serde_json::to_value(&api).expect("an OpenAPI document serialises to JSON");
     hoist_shared(&mut doc);
-    schemas::add_cross_field_rules(&mut doc);
+    rules::add_cross_field_rules(&mut doc);
     paths::add_filter_rules(&mut doc);
-    schemas::add_environment_rules(&mut doc, livemode);
+    rules::add_environment_rules(&mut doc, livemode);
     links::add_links(&mut doc);
     events::add_webhooks(&mut doc);
     doc
