@@ -4,7 +4,7 @@
 //! - a body over the limit (1 MiB) is refused `413`, whichever route reads it. One whose
 //!   declared `Content-Length` is over is refused at once, without waiting for the body,
 //!   and the connection closes after the answer; one sent without a length (chunked) is
-//!   cut when the limit is reached (the reader gets an error, the client `413`). What the
+//!   read here first and refused the same way when it reaches the limit. What the
 //!   client sends meanwhile is read and thrown away for a while (up to 8 MiB or 5 s,
 //!   a "lingering close"), so that a client still writing its body gets to read the
 //!   `413` rather than a broken pipe;
@@ -24,7 +24,6 @@ use axum::extract::Request;
 use axum::http::header::{CONNECTION, CONTENT_LENGTH};
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
-use http_body_util::Limited;
 use tower::{Layer, Service};
 
 use crate::error::Error;
@@ -51,7 +50,8 @@ pub struct Admitted<S> {
 
 impl<S> Service<Request> for Admitted<S>
 where
-    S: Service<Request, Response = Response, Error = Infallible>,
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
 {
     type Response = Response;
     type Error = Infallible;
@@ -69,13 +69,53 @@ where
             resp.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
             return Admit::Refused { resp: Some(resp) };
         }
-        // A body sent without a declared length (chunked) is cut at the limit as it is read,
-        // whoever reads it: the API's extractors, the console's server functions, the OAuth
-        // forms. Requests without a body (every read) are passed as they are, for nothing.
-        let req = if req.body().is_end_stream() { req } else { req.map(|b| Body::new(Limited::new(b, MAX_BODY))) };
+        // A body sent without a declared length (chunked) is read here first, within the
+        // request's time, so that one over the limit gets the same early 413 and lingering
+        // close whoever would have read it (the API, the console's server functions, the
+        // OAuth forms). Such bodies are rare; requests without a body (every read) and with
+        // a declared length pass as they are.
+        if declared.is_none() && !req.body().is_end_stream() {
+            let inner = self.inner.clone();
+            let run: BoxedAnswer = Box::pin(async move {
+                match buffered(req).await {
+                    Ok(req) => {
+                        let mut inner = inner;
+                        inner.call(req).await
+                    }
+                    Err(refused) => Ok(refused),
+                }
+            });
+            return Admit::Buffering { run: tokio::time::timeout(self.limit, run), limit: self.limit };
+        }
         Admit::Running { run: tokio::time::timeout(self.limit, self.inner.call(req)), limit: self.limit }
     }
 }
+
+/// A request whose body came without a length, with that body read into memory; or the
+/// `413` when it runs past the limit (the rest is read and dropped, as for a declared one).
+async fn buffered(req: Request) -> Result<Request, Response> {
+    use http_body_util::BodyExt;
+    let (parts, mut body) = req.into_parts();
+    let mut read = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Err(Error::InvalidRequest { message: "the request body could not be read".into(), param: None }.into_response());
+        };
+        if let Some(data) = frame.data_ref() {
+            if read.len() + data.len() > MAX_BODY {
+                tokio::spawn(linger(body));
+                let mut resp = Error::PayloadTooLarge(MAX_BODY).into_response();
+                resp.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+                return Err(resp);
+            }
+            read.extend_from_slice(data);
+        }
+    }
+    Ok(Request::from_parts(parts, Body::from(read)))
+}
+
+/// A request's answer being made, boxed (only requests with a chunked body take this path).
+type BoxedAnswer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
 /// How much of a refused body is read and thrown away, at most, and for how long.
 const LINGER_BYTES: usize = 8 << 20;
@@ -103,6 +143,7 @@ pin_project_lite::pin_project! {
     pub enum Admit<F> {
         Refused { resp: Option<Response> },
         Running { #[pin] run: tokio::time::Timeout<F>, limit: Duration },
+        Buffering { #[pin] run: tokio::time::Timeout<BoxedAnswer>, limit: Duration },
     }
 }
 
@@ -115,15 +156,21 @@ impl<F: Future<Output = Result<Response, Infallible>>> Future for Admit<F> {
             AdmitProj::Running { run, limit } => match run.poll(cx) {
                 Poll::Pending => Poll::Pending,
                 Poll::Ready(Ok(answered)) => Poll::Ready(answered),
-                Poll::Ready(Err(_elapsed)) => {
-                    tracing::warn!(limit_secs = limit.as_secs(), "request timed out");
-                    let message = format!(
-                        "the request took longer than {} s and was stopped; retry it (a write with the same Idempotency-Key)",
-                        limit.as_secs()
-                    );
-                    Poll::Ready(Ok(Error::Unavailable { message, retry_after_secs: 1 }.into_response()))
-                }
+                Poll::Ready(Err(_elapsed)) => Poll::Ready(Ok(timed_out(*limit))),
+            },
+            AdmitProj::Buffering { run, limit } => match run.poll(cx) {
+                Poll::Pending => Poll::Pending,
+                Poll::Ready(Ok(answered)) => Poll::Ready(answered),
+                Poll::Ready(Err(_elapsed)) => Poll::Ready(Ok(timed_out(*limit))),
             },
         }
     }
+}
+
+/// The answer to a request that ran past `limit`.
+fn timed_out(limit: Duration) -> Response {
+    tracing::warn!(limit_secs = limit.as_secs(), "request timed out");
+    let message =
+        format!("the request took longer than {} s and was stopped; retry it (a write with the same Idempotency-Key)", limit.as_secs());
+    Error::Unavailable { message, retry_after_secs: 1 }.into_response()
 }

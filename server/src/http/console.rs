@@ -30,7 +30,6 @@ pub fn router(options: LeptosOptions, console: Console, config: ConsoleConfig) -
         })
         .fallback(leptos_axum::file_and_error_handler(gable_app::shell))
         .with_state(options)
-        .layer(middleware::from_fn(bounded_body))
         .layer(middleware::from_fn(same_origin_writes))
         .layer(middleware::from_fn(move |req, next| security_headers(https, req, next)))
 }
@@ -47,35 +46,6 @@ async fn same_origin_writes(req: Request, next: Next) -> Response {
         return (StatusCode::FORBIDDEN, "Cross-site requests are refused. Open the console directly and try again.").into_response();
     }
     next.run(req).await
-}
-
-/// Reads a body (a server function's form) before the console sees it, so that one over
-/// the limit is answered `413` in the error body; the console's handlers would take the
-/// cut-off read (`http::admission`) for a failure of their own and answer 500.
-async fn bounded_body(req: Request, next: Next) -> Response {
-    use axum::body::{Body, HttpBody};
-    use http_body_util::BodyExt;
-    if req.body().is_end_stream() {
-        return next.run(req).await;
-    }
-    let (parts, body) = req.into_parts();
-    match http_body_util::Limited::new(body, crate::http::body::MAX_BODY).collect().await {
-        Ok(collected) => next.run(Request::from_parts(parts, Body::from(collected.to_bytes()))).await,
-        Err(e) if too_large(&*e) => crate::error::Error::PayloadTooLarge(crate::http::body::MAX_BODY).into_response(),
-        Err(_) => crate::error::Error::InvalidRequest { message: "the request body could not be read".into(), param: None }.into_response(),
-    }
-}
-
-/// Whether a body error is, somewhere in its sources, the limit being reached.
-fn too_large(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cause = Some(e);
-    while let Some(c) = cause {
-        if c.is::<http_body_util::LengthLimitError>() {
-            return true;
-        }
-        cause = c.source();
-    }
-    false
 }
 
 /// Never framed, never sniffed, no referrer to other sites; and over https (a public
