@@ -199,6 +199,9 @@ pub struct DeliveryDetail {
     pub request_body_note: Option<String>,
     pub response_headers: Vec<(String, String)>,
     pub response_excerpt: Option<String>,
+    /// Why the receiver's answer is not shown, when it is kept from this user (it may echo
+    /// a record their role cannot read).
+    pub response_note: Option<String>,
 }
 
 /// What a sandbox reset did.

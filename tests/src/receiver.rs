@@ -1,7 +1,8 @@
 //! A real HTTP receiver for webhook tests: records every request it gets (headers and
 //! the raw body bytes) and answers as its path says:
 //! `/ok` 200 · `/flaky/N` 500 for the first N requests, then 200 · `/gone` 410 ·
-//! `/redirect` 302 to `/ok` · `/slow/MS` 200 after MS milliseconds · `/fail` 500.
+//! `/redirect` 302 to `/ok` · `/slow/MS` 200 after MS milliseconds · `/fail` 500 ·
+//! `/echo` 200 with the body it got (as receivers made for debugging do).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -54,6 +55,7 @@ impl Receiver {
             .route("/redirect", post(redirect))
             .route("/flaky/{n}", post(flaky))
             .route("/slow/{ms}", post(slow))
+            .route("/echo", post(echo))
             .with_state(log.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
         let addr = listener.local_addr().expect("receiver address");
@@ -133,4 +135,9 @@ async fn slow(State(log): State<Log>, Path(ms): Path<u64>, headers: HeaderMap, b
     record(&log, format!("/slow/{ms}"), &headers, body);
     tokio::time::sleep(Duration::from_millis(ms)).await;
     (StatusCode::OK, "late").into_response()
+}
+
+async fn echo(State(log): State<Log>, headers: HeaderMap, body: Bytes) -> Response {
+    record(&log, "/echo".into(), &headers, body.clone());
+    (StatusCode::OK, [("content-type", "application/json")], body).into_response()
 }

@@ -414,8 +414,9 @@ pub fn DeliveryPage() -> impl IntoView {
                             <h3>"Headers"</h3>
                             <HeaderTable rows=dd.response_headers.clone() id="response-headers"/>
                             <h3>"Body (first 4 KB)"</h3>
-                            {match dd.response_excerpt.clone() {
-                                Some(b) if !b.is_empty() => view! { <pre class="body" id="response-body">{b}</pre> }.into_any(),
+                            {match (dd.response_excerpt.clone(), dd.response_note.clone()) {
+                                (_, Some(note)) => view! { <p class="muted" id="response-body">{note}</p> }.into_any(),
+                                (Some(b), None) if !b.is_empty() => view! { <pre class="body" id="response-body">{b}</pre> }.into_any(),
                                 _ => view! { <p class="muted" id="response-body">"Empty."</p> }.into_any(),
                             }}
                         </section>

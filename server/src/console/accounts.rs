@@ -221,13 +221,16 @@ impl ConsoleService {
         }
         let role_id = roles.iter().find(|r| r.name == wanted).map(|r| r.id.clone()).ok_or(ConsoleError::Internal)?;
         let form = NewUser { email: email.into(), name: name.into(), role_id, password: password.into() };
-        let view = self.insert_user(tenant, &roles, form).await?;
+        // The operator at the machine acts as Gable itself.
+        let view = self.insert_user(&Actor::system(tenant, true), &roles, form).await?;
         tracing::info!(tenant = %tenant, user = %view.id, "console: user added by an operator (gable user create)");
         Ok(view)
     }
 
-    /// Validates and stores a user with a password, all or nothing.
-    async fn insert_user(&self, tenant: Uuid, roles: &[RoleView], form: NewUser) -> Result<UserView, ConsoleError> {
+    /// Validates and stores a user with a password, all or nothing, made by `actor`: the
+    /// operations refuse a role carrying more than the actor holds.
+    async fn insert_user(&self, actor: &Actor, roles: &[RoleView], form: NewUser) -> Result<UserView, ConsoleError> {
+        let tenant = actor.scope.tenant;
         let name = text("name", &form.name, NAME_MAX, "the person's name")?;
         let email = email(&form.email)?;
         let role = Uuid::parse_str(form.role_id.trim())
@@ -239,11 +242,8 @@ impl ConsoleService {
             return Err(email_taken());
         }
         let hash = self.hasher.hash(&form.password).await?;
-        // Made as one who holds everything (`*`): the console's caller was found to
-        // manage the tenant, the CLI's is the operator; operations refuse a role beyond it anyway.
-        let actor = Actor { scope: Scope { tenant, livemode: true, properties: None }, grants: vec!["*".to_string()].into() };
         let rec =
-            self.create_record(&actor, "users", json!({ "email": email, "name": name, "role_id": role.id, "status": "active" })).await?;
+            self.create_record(actor, "users", json!({ "email": email, "name": name, "role_id": role.id, "status": "active" })).await?;
         if let Err(e) = self.store.console_insert_credential(tenant, rec.id, &email, &hash, self.now()).await {
             // All or nothing: no user record without its password.
             let users = collection("users").ok_or(ConsoleError::Internal)?;
@@ -288,7 +288,10 @@ impl Team for ConsoleService {
         require_manage(me, "add users")?;
         let tenant = tenant_of(me)?;
         let roles = self.role_names(tenant).await?;
-        let view = self.insert_user(tenant, &roles, form).await?;
+        // Users are production records; the signed-in user acts with their own role's
+        // permissions, so they can never give someone more than they hold.
+        let me_acting = Actor { scope: Scope { tenant, livemode: true, properties: None }, grants: me.permissions.clone().into() };
+        let view = self.insert_user(&me_acting, &roles, form).await?;
         tracing::info!(tenant = %tenant, user = %view.id, by = %me.user_id, "console: user added");
         Ok(view)
     }

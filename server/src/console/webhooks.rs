@@ -190,16 +190,13 @@ fn body(form: &WebhookForm, editing: bool) -> Result<Json, ConsoleError> {
 /// Why the body a delivery sent is not shown to this user, if it is not: it carries a
 /// record of a collection their role cannot read.
 fn unreadable_body(me: &Me, rec: &Record) -> Option<String> {
-    let kind = rec.get("event_type").as_str().unwrap_or_default();
-    let c = crate::domain::events::event_type(kind).and_then(|t| collection(t.collection))?;
-    (!crate::domain::scopes::covers(&me.permissions, &c.read_scope())).then(|| {
-        format!(
-            "The body is not shown: it carries a {} record, and your role does not allow reading {} (`{}`).",
-            c.object,
-            c.name,
-            c.read_scope()
-        )
-    })
+    let c = crate::domain::webhooks::unreadable_carried(&me.permissions, rec)?;
+    Some(format!(
+        "The body and the receiver's answer are not shown: the body carries a {} record, and your role does not allow reading {} (`{}`).",
+        c.object,
+        c.name,
+        c.read_scope()
+    ))
 }
 
 impl ConsoleService {
@@ -358,11 +355,14 @@ impl Webhooks for ConsoleService {
         require_read(me, "webhook-deliveries:read", SEE_REGISTER)?;
         let id = parse_id(id, delivery_not_found)?;
         let scope = self.scope_of(me)?;
-        let rec = self
+        let mut rec = self
             .store
             .get(&scope, col("webhook-deliveries")?, id)
             .await
             .map_err(webhook_error("reading a delivery", delivery_not_found))?;
+        // The receiver's answer may echo the body: it is kept from the page under the same rule.
+        let response_note = crate::domain::webhooks::conceal_from(&me.permissions, &mut rec)
+            .then(|| "Not shown: the receiver's answer may repeat the body, which your role may not read.".to_string());
         let (request_body, request_body_note) = match unreadable_body(me, &rec) {
             Some(note) => (None, Some(note)),
             None => self.sent_body(&scope, &rec).await?,
@@ -374,6 +374,7 @@ impl Webhooks for ConsoleService {
             request_body_note,
             response_headers: headers(rec.get("response_headers")),
             response_excerpt: text(rec.get("response_excerpt")),
+            response_note,
         })
     }
 

@@ -8,7 +8,10 @@ use chrono::NaiveDate;
 use serde_json::{json, Value as Json};
 use uuid::Uuid;
 
+use super::list::{lookup, Filter, ListQuery};
 use super::record::Record;
+use super::registry::Collection;
+use super::scopes::{self, Access};
 use super::value::{money_json, Val};
 use crate::error::{Error, Result};
 
@@ -52,6 +55,49 @@ impl Parameters {
         Ok(p)
     }
 }
+
+/// The collections a report of `kind` aggregates. A report shows their records' amounts,
+/// states and balances, so making or reading one needs read access to every one of them:
+/// `reports:write` alone must not read leases through a rent roll.
+pub fn aggregates(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "rent_roll" => &["units", "leases", "charges", "invoices", "payments"],
+        "occupancy" => &["units", "tenancies", "bookings"],
+        "delinquency" => &["invoices"],
+        "ledger" => &["accounting-entries"],
+        _ => &[],
+    }
+}
+
+/// Refuses, naming the first missing scope, unless `grants` may read everything a report
+/// of `kind` aggregates.
+pub fn require_reads(grants: &[String], kind: &str) -> Result<()> {
+    match aggregates(kind).iter().find(|name| !scopes::allows(grants, name, Access::Read)) {
+        None => Ok(()),
+        Some(name) => {
+            let scope = format!("{name}:read");
+            Err(Error::InsufficientScope {
+                message: format!("a {kind} report shows {name} records, which this credential cannot read; it needs `{scope}`"),
+                scope,
+            })
+        }
+    }
+}
+
+/// Narrows a list of `reports` (the collection, `c`) to the kinds `grants` may read in
+/// full; false when that is none.
+pub fn narrow_list(c: &Collection, q: &mut ListQuery, grants: &[String]) -> bool {
+    let kinds: Vec<&str> = KINDS.iter().copied().filter(|k| require_reads(grants, k).is_ok()).collect();
+    if kinds.len() == KINDS.len() {
+        return true;
+    }
+    let Some(field) = lookup(c, "kind") else { return false };
+    q.filters.push(Filter::one_of(field, &kinds));
+    !kinds.is_empty()
+}
+
+/// Every kind of report (the registry's `reports.kind`).
+pub const KINDS: [&str; 4] = ["rent_roll", "occupancy", "delinquency", "ledger"];
 
 fn date(r: &Record, f: &str) -> Option<NaiveDate> {
     r.get(f).as_date()

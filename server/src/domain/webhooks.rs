@@ -9,6 +9,8 @@ use rand::RngCore;
 use sha2::Sha256;
 
 use super::events::event_type;
+use super::record::Record;
+use super::registry::Collection;
 use crate::error::{Error, Result};
 
 /// The prefix of every signing secret; the HMAC key is the whole string, prefix included.
@@ -22,6 +24,29 @@ pub const DISABLE_AFTER: Duration = Duration::days(5);
 pub const RETRY_SCHEDULE: [i64; 7] = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600];
 /// Receivers should refuse signatures older than this (the SDKs and `verify` do).
 pub const TOLERANCE_SECS: i64 = 300;
+
+/// The collection a delivery attempt's body carries a record of, when the credential
+/// holding `grants` may not read it: the body is then not shown, and neither is the
+/// receiver's answer, which may echo the body (a receiver made for debugging often does).
+/// `None` when the reader may see both (test events carry no record).
+pub fn unreadable_carried(grants: &[String], delivery: &Record) -> Option<&'static Collection> {
+    let t = event_type(delivery.get("event_type").as_str()?)?;
+    let c = super::collections::collection(t.collection)?;
+    (!super::scopes::allows(grants, c.name, super::scopes::Access::Read)).then_some(c)
+}
+
+/// Takes out of a delivery attempt what its reader may not see (`unreadable_carried`):
+/// the receiver's answer. True when something was taken out.
+pub fn conceal_from(grants: &[String], delivery: &mut Record) -> bool {
+    if unreadable_carried(grants, delivery).is_none() {
+        return false;
+    }
+    delivery.values.insert(RESPONSE_EXCERPT, super::value::Val::Null);
+    true
+}
+
+/// The field of a delivery attempt that holds the start of the receiver's answer.
+pub const RESPONSE_EXCERPT: &str = "response_excerpt";
 
 /// What seals a subscription's secret to its row (the AEAD's associated data): a
 /// sealed secret copied into another subscription does not open.

@@ -9,11 +9,11 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::domain::collections::collection;
-use crate::domain::events;
 use crate::domain::list::ListQuery;
 use crate::domain::registry::{Collection, WriteOp};
 use crate::domain::scopes::Access;
 use crate::domain::workflow;
+use crate::domain::{events, reports, webhooks};
 use crate::error::{Error, Result};
 use crate::http::auth::Credential;
 use crate::http::body::JsonBody;
@@ -52,7 +52,14 @@ pub async fn list(State(st): State<ApiState>, cred: Credential, Path(resource): 
     cred.actor.require(c, Access::Read)?;
     let scope = &cred.actor.scope;
     let mut q = ListQuery::parse(c, &query_pairs(raw))?;
-    if c.name == "events" && !events::narrow_list(c, &mut q, &cred.actor.grants) {
+    // Events and reports show other collections' records: each is listed only to a
+    // credential that may read what it shows.
+    let shown = match c.name {
+        "events" => events::narrow_list(c, &mut q, &cred.actor.grants),
+        "reports" => reports::narrow_list(c, &mut q, &cred.actor.grants),
+        _ => true,
+    };
+    if !shown {
         return Ok(envelope::list::<serde_json::Value>(&[], None, false));
     }
     let binding = format!("{}:{}:{}", q.binding(c), scope.tenant, scope.livemode);
@@ -60,7 +67,7 @@ pub async fn list(State(st): State<ApiState>, cred: Credential, Path(resource): 
         Some(cur) => Some(st.app.cursors.decode(cur, &binding, &q.sort)?),
         None => None,
     };
-    let page = st.app.store.list(scope, c, &q, after).await?;
+    let mut page = st.app.store.list(scope, c, &q, after).await?;
     let next = match (page.has_more, page.records.last()) {
         (true, Some(last)) => {
             let vals: Vec<_> = q.sort.iter().map(|k| last.sort_value(k.field)).collect();
@@ -68,6 +75,11 @@ pub async fn list(State(st): State<ApiState>, cred: Credential, Path(resource): 
         }
         _ => None,
     };
+    if c.name == "webhook-deliveries" {
+        page.records.iter_mut().for_each(|r| {
+            webhooks::conceal_from(&cred.actor.grants, r);
+        });
+    }
     let fields = q.fields.as_deref();
     let data: Vec<_> = page.records.iter().map(|r| r.view(c, fields)).collect();
     Ok(envelope::list(&data, next, page.has_more))
@@ -83,9 +95,15 @@ pub async fn get(
     cred.actor.require(c, Access::Read)?;
     let id = parse_id(&id)?;
     let fields = single_fields(c, raw)?;
-    let rec = st.app.store.get(&cred.actor.scope, c, id).await?;
-    if c.name == "events" {
-        require_event_read(&cred, &rec)?;
+    let mut rec = st.app.store.get(&cred.actor.scope, c, id).await?;
+    match c.name {
+        "events" => require_event_read(&cred, &rec)?,
+        "reports" => reports::require_reads(&cred.actor.grants, rec.get("kind").as_str().unwrap_or_default())?,
+        // The receiver's answer may echo the record the event carried.
+        "webhook-deliveries" => {
+            webhooks::conceal_from(&cred.actor.grants, &mut rec);
+        }
+        _ => {}
     }
     Ok(envelope::single_serialized(StatusCode::OK, c.object, &rec.view(c, fields.as_deref())))
 }

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use super::{col, new_value, referenced, Behaviour, NewRecord};
 use crate::domain::record::Record;
 use crate::domain::registry::Collection;
-use crate::domain::reports::Parameters;
+use crate::domain::reports::{self, Parameters};
 use crate::error::Result;
 use crate::ops::Work;
 
@@ -14,12 +14,16 @@ pub(super) struct Reports;
 
 #[async_trait]
 impl Behaviour for Reports {
-    /// `parameters.property_id` names a property.
+    /// `parameters.property_id` names a property; the kind's reads are held (403).
     fn create_answers(&self) -> &'static [u16] {
         &[404]
     }
 
     async fn before_create(&self, w: &mut Work, _c: &'static Collection, new: &mut NewRecord) -> Result<()> {
+        // A report shows what it aggregates: making one needs the reads of all of it.
+        if let Some(kind) = new_value(new, "kind").as_str() {
+            reports::require_reads(&w.actor().grants, kind)?;
+        }
         let params = Parameters::parse(&new_value(new, "parameters"))?;
         if let Some(p) = params.property_id {
             referenced(w, "parameters.property_id", col("properties"), p).await?;

@@ -21,16 +21,16 @@ fn forbidden<T: std::fmt::Debug>(what: &str, r: Result<T, ConsoleError>) {
     }
 }
 
-struct Staff {
-    console: ConsoleService,
-    owner: Me,
+pub(super) struct Staff {
+    pub(super) console: ConsoleService,
+    pub(super) owner: Me,
     /// A `*` key of the environment the console shows.
-    key: String,
+    pub(super) key: String,
     /// A `*` live key: users and roles are live records.
     live: String,
 }
 
-async fn staff(app: &TestApp) -> Staff {
+pub(super) async fn staff(app: &TestApp) -> Staff {
     let console = ConsoleService::new(app.state.ops.clone());
     let form = SignUp { company: "Maple PM".into(), name: "Olive".into(), email: "olive@maple.example".into(), password: PASSWORD.into() };
     let owner = console.sign_up(form, "127.0.0.1").await.expect("sign-up").me;
@@ -42,7 +42,7 @@ async fn staff(app: &TestApp) -> Staff {
 
 impl Staff {
     /// A user with a role of these permissions, signed in: their session token and `Me`.
-    async fn signed_in(&self, app: &TestApp, email: &str, permissions: &[&str]) -> (String, Me) {
+    pub(super) async fn signed_in(&self, app: &TestApp, email: &str, permissions: &[&str]) -> (String, Me) {
         let r = app.call_on(true, &self.live, "POST", "/v1/roles", Some(json!({ "name": email, "permissions": permissions }))).await;
         let role = r.body["data"]["id"].as_str().unwrap_or_else(|| panic!("{}", r.text)).to_string();
         let user = NewUser { email: email.into(), name: "Staff".into(), role_id: role, password: PASSWORD.into() };
