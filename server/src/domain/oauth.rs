@@ -140,7 +140,12 @@ pub fn describe_scope(scope: &str) -> String {
         "webhooks:write" => {
             "Create and change webhook subscriptions, for the events of records it may also read (they are sent in full)".into()
         }
-        "webhook-deliveries:read" => "Read the webhook delivery register (attempts and responses, not what was sent)".into(),
+        "webhook-deliveries:read" => {
+            "Read the webhook delivery register (attempts, and receivers' answers to events of records it may also read; not what was sent)"
+                .into()
+        }
+        "reports:read" => "Read reports, of the kinds whose records it may also read".into(),
+        "reports:write" => "Read and request reports, of the kinds whose records it may also read".into(),
         "flow-tokens:write" => "Create tokens for embeddable flows, for the flows its other permissions allow".into(),
         "users:write" => "Read, create and change users, giving no one more than it holds itself".into(),
         "roles:write" => "Read, create and change roles, with no more than it holds itself".into(),
