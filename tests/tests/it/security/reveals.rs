@@ -29,8 +29,18 @@ async fn echoed_lead(app: &TestApp, livemode: bool, key: &str, rx: &Receiver) ->
     assert_eq!(r.status, 201, "{}", r.text);
     gable::jobs::deliver_due(&app.state).await.expect("deliveries");
     rx.wait_for(1, 10).await;
-    let r = app.call_on(livemode, key, "GET", "/v1/webhook-deliveries?filter[event_type]=lead.created", None).await;
-    let delivery = r.body["data"][0].clone();
+    // The background worker may have made the attempt instead: its outcome is recorded
+    // after the receiver answered, so wait for the register to show it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let delivery = loop {
+        let r = app.call_on(livemode, key, "GET", "/v1/webhook-deliveries?filter[event_type]=lead.created", None).await;
+        let d = r.body["data"][0].clone();
+        if d["status"] == "succeeded" {
+            break d;
+        }
+        assert!(std::time::Instant::now() < deadline, "the attempt was not recorded: {}", r.text);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
     // The receiver did echo the record: the excerpt holds it for a reader who may see it.
     assert!(delivery["response_excerpt"].as_str().is_some_and(|e| e.contains(EMAIL)), "the echo: {delivery}");
     id(&delivery)
