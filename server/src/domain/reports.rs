@@ -311,6 +311,37 @@ mod tests {
     }
 
     #[test]
+    fn every_kind_needs_the_reads_of_what_it_aggregates() {
+        use crate::domain::registry::Ty;
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        // KINDS is the registry's list, and no kind reads nothing: a kind added without
+        // its reads would be readable by `reports:write` alone.
+        let reports = crate::domain::collections::collection("reports").unwrap();
+        let Some(Ty::Enum(registered)) = reports.field("kind").map(|f| f.ty) else { panic!("reports.kind is an enum") };
+        assert_eq!(registered, &KINDS[..]);
+        for kind in KINDS {
+            assert!(!aggregates(kind).is_empty(), "{kind}");
+            for name in aggregates(kind) {
+                assert!(crate::domain::collections::collection(name).is_some(), "{kind}: {name}");
+            }
+            assert!(require_reads(&s(&["reports:write"]), kind).is_err(), "{kind}");
+            assert!(require_reads(&s(&["reports:read", "*:read"]), kind).is_ok(), "{kind}");
+        }
+        let Err(Error::InsufficientScope { scope, .. }) = require_reads(&s(&["reports:write", "units:read", "leases:read"]), "rent_roll")
+        else {
+            panic!("refused")
+        };
+        assert_eq!(scope, "charges:read", "the first missing read is named");
+        assert!(require_reads(&s(&["invoices:write"]), "delinquency").is_ok(), "a write scope reads");
+
+        let mut q = ListQuery::parse(reports, &[]).unwrap();
+        assert!(narrow_list(reports, &mut q, &s(&["*:read"])) && q.filters.is_empty(), "every kind");
+        assert!(!narrow_list(reports, &mut q, &s(&["reports:read"])), "no kind");
+        let mut q = ListQuery::parse(reports, &[]).unwrap();
+        assert!(narrow_list(reports, &mut q, &s(&["reports:read", "invoices:read"])) && q.filters.len() == 1, "delinquency only");
+    }
+
+    #[test]
     fn trial_balance_sums_per_currency() {
         let s = |a: &str, d, c| AccountSum { currency: "USD".into(), account: a.into(), debit: d, credit: c };
         let tb = trial_balance(
