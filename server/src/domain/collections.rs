@@ -572,7 +572,10 @@ pub static COLLECTIONS: &[Collection] = &[
         name: "reports", object: "report", table: "reports",
         doc: "A requested report run.",
         fields: &[
-            f("kind", Enum(&["rent_roll", "occupancy", "delinquency", "ledger"])).required().create_only().sort(),
+            f("kind", Enum(&["rent_roll", "occupancy", "delinquency", "ledger"])).required().create_only().sort()
+                .doc("What the report shows. Requesting or reading one needs the reads of what it aggregates: `rent_roll` units, \
+                      leases, charges, invoices and payments; `occupancy` units, tenancies and bookings; `delinquency` invoices; \
+                      `ledger` accounting entries (`403 insufficient_scope` otherwise; lists leave those kinds out)."),
             f("parameters", Json(JsonShape::ReportParameters)).create_only(),
             status(&["queued", "completed", "failed"], "queued"),
             f("result", Json(JsonShape::Object)).read_only(),
@@ -615,7 +618,9 @@ pub static COLLECTIONS: &[Collection] = &[
             f("request_headers", Json(JsonShape::Object)).doc("The headers sent, signature included."),
             f("response_status", Int { min: 0, max: 999 }).filter(),
             f("response_headers", Json(JsonShape::Object)),
-            f("response_excerpt", Text).doc("The first 4 KB of the response body."),
+            f("response_excerpt", Text)
+                .doc("The first 4 KB of the response body; `null` for a reader who cannot read the collection of the event's \
+                      record, since a receiver may echo what it was sent."),
             f("latency_ms", Int { min: 0, max: i64::MAX }),
             f("error", Text).doc("Why the attempt failed without a response: timeout, connection refused, address refused."),
             f("next_attempt_at", DateTime).filter().doc("When this attempt is due (pending), or when the retry after it is (retrying)."),
