@@ -7,6 +7,7 @@ use super::{col, new_value, referenced, Behaviour, NewRecord};
 use crate::domain::record::Record;
 use crate::domain::registry::Collection;
 use crate::domain::reports::{self, Parameters};
+use crate::domain::validate::Changes;
 use crate::error::Result;
 use crate::ops::Work;
 
@@ -29,6 +30,13 @@ impl Behaviour for Reports {
             referenced(w, "parameters.property_id", col("properties"), p).await?;
         }
         Ok(())
+    }
+
+    /// A change (its metadata) answers with the whole report, result included: changing
+    /// one is reading it, so it needs the same reads as reading it (`403` before anything
+    /// is written).
+    async fn before_update(&self, w: &mut Work, _c: &'static Collection, current: &Record, _ch: &mut Changes) -> Result<()> {
+        reports::require_reads(&w.actor().grants, current.get("kind").as_str().unwrap_or_default())
     }
 
     async fn after_create(&self, w: &mut Work, _c: &'static Collection, _rec: &Record) -> Result<()> {

@@ -97,7 +97,7 @@ async fn the_console_keeps_a_delivery_s_answer_from_a_role_that_may_not_read_its
 /// Finding 4: `reports:write` alone made a rent roll (each lease's rent, deposit and
 /// balance) and a delinquency report (each invoice's outstanding amount) while
 /// `GET /v1/leases` answered it 403. A report needs the reads of what it aggregates, to be
-/// made and to be read.
+/// made and to be read (a list, a single read, and a change, which answers with the report).
 async fn a_report_needs_the_reads_of_what_it_shows(app: &TestApp) {
     let t = app.tenant("A").await;
     let writer = app.key(t.id, false, &["reports:write"], None).await;
@@ -132,6 +132,19 @@ async fn a_report_needs_the_reads_of_what_it_shows(app: &TestApp) {
     // `*:read` reads them all.
     let all = app.key(t.id, false, &["*:read"], None).await;
     assert_eq!(app.all_pages(&all, "/v1/reports").await.len(), 2);
+
+    // A change answers with the whole report, result included: changing one is reading it.
+    app.run_jobs().await;
+    let done = app.call(&t.test_key, "GET", &format!("/v1/reports/{rent_roll}"), None).await;
+    assert_eq!(done.body["data"]["status"], "completed", "{}", done.text);
+    let path = format!("/v1/reports/{rent_roll}");
+    let r = app.call(&writer, "PATCH", &path, Some(json!({ "metadata": { "by": "mallory" } }))).await;
+    refused(&r, "units:read");
+    assert!(r.body.get("data").is_none(), "{}", r.text);
+    let after = app.call(&t.test_key, "GET", &path, None).await;
+    assert!(after.body["data"]["metadata"].get("by").is_none(), "nothing was written: {}", after.text);
+    let r = app.call(&invoices, "PATCH", &format!("/v1/reports/{delinquency}"), Some(json!({ "metadata": { "by": "ivy" } }))).await;
+    assert_eq!(r.status, 200, "{}", r.text);
 }
 
 /// Finding 7: the console made users as one who holds everything (`*`), which was the
