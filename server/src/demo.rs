@@ -11,8 +11,9 @@ use serde_json::{json, Map, Value as Json};
 use uuid::Uuid;
 
 use crate::domain::collections::named;
+use crate::domain::reach::Reach;
 use crate::error::Result;
-use crate::ops::time::{leases, Reach};
+use crate::ops::time::leases;
 use crate::ops::{Actor, Operations, Work};
 
 /// What the portfolio holds.

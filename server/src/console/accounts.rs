@@ -13,13 +13,13 @@ use uuid::Uuid;
 
 use super::{invalid, passwords, require_manage, require_read, store_error, tenant_of, ConsoleService};
 use crate::domain::collections::collection;
+use crate::domain::reach::Scope;
 use crate::domain::record::Record;
 use crate::domain::validate;
 use crate::domain::value::format_datetime;
 use crate::error::Error;
 use crate::ops::Actor;
 use crate::store::console::users::UserRow;
-use crate::store::records::Scope;
 
 /// The roles every tenant starts with: name, permissions (scopes), description.
 pub const DEFAULT_ROLES: [(&str, &str, &str); 3] = [

@@ -19,12 +19,12 @@ use super::{invalid, require_manage, require_read, store_error, tenant_of, Conso
 use crate::domain::collections::collection;
 use crate::domain::events::EVENT_TYPES;
 use crate::domain::list::ListQuery;
+use crate::domain::reach::Scope;
 use crate::domain::record::Record;
 use crate::domain::registry::Collection;
 use crate::domain::value::{format_datetime, Val};
 use crate::error::Error;
 use crate::ops::Actor;
-use crate::store::records::Scope;
 use crate::store::{deliveries, Intent};
 
 const MANAGE: &str = "manage webhooks";

@@ -1,5 +1,5 @@
-//! Plain-Rust domain: the collection registry, validation, lists and cursors, scopes
-//! and the ledger rules. Nothing here knows HTTP or SQL.
+//! Plain-Rust domain: the collection registry, validation, lists and cursors, scopes,
+//! whose records an act reaches, and the ledger rules. Nothing here knows HTTP or SQL.
 
 pub mod collections;
 pub mod cursor;
@@ -8,6 +8,7 @@ pub mod flows;
 pub mod ledger;
 pub mod list;
 pub mod oauth;
+pub mod reach;
 pub mod record;
 pub mod registry;
 pub mod rent;

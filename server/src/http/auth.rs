@@ -17,10 +17,10 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use crate::domain::flows::{self, Grant};
+use crate::domain::reach::Scope;
 use crate::error::Error;
 use crate::http::state::ApiState;
 use crate::ops::Actor;
-use crate::store::records::Scope;
 
 /// What kind of credential a request came with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,9 +13,10 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::domain::reach::Reach;
 use crate::error::Result;
 use crate::observe::{metrics as m, Health};
-use crate::ops::time::{self, Passed, Reach};
+use crate::ops::time::{self, Passed};
 use crate::ops::Operations;
 use crate::outbound;
 use crate::store::{sandbox, Intent};

@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value as Json};
 
 use crate::domain::collections::collection;
+use crate::domain::reach::Scope;
 use crate::domain::record::Record;
 use crate::domain::registry::Collection;
 use crate::domain::reports::{self, Parameters};
@@ -17,7 +18,7 @@ use crate::domain::validate::Changes;
 use crate::domain::value::Val;
 use crate::error::{Error, Result};
 use crate::store::background::ReportClaim;
-use crate::store::records::{self, Scope};
+use crate::store::records;
 use crate::store::Store;
 
 fn reports_collection() -> &'static Collection {

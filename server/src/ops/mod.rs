@@ -33,6 +33,7 @@ use uuid::Uuid;
 
 use crate::clock::Clock;
 use crate::crypto::MasterKey;
+use crate::domain::reach::Scope;
 use crate::domain::record::Record;
 use crate::domain::registry::{Collection, WriteOp};
 use crate::domain::scopes::{self, Access};
@@ -40,7 +41,7 @@ use crate::domain::validate::{self, Changes};
 use crate::domain::workflow::{Action, Machine};
 use crate::error::{Error, Result};
 use crate::outbound;
-use crate::store::records::{self, Scope};
+use crate::store::records;
 use crate::store::{Intent, Store, Tx};
 
 pub use behaviour::{NONZERO_AMOUNT, SET_BY_CONVERT};

@@ -13,29 +13,20 @@ use super::records::{self, ScanLock};
 use super::values::bind;
 use super::{Dialect, Intent, Store, Tx};
 use crate::domain::collections::collection;
+use crate::domain::reach::Reach;
 use crate::domain::record::Record;
 use crate::domain::registry::{Collection, Ty};
 use crate::domain::value::Val;
 use crate::error::Result;
 
-/// Whose rows a round of time-driven work reaches: everything that runs on real time
-/// (live data, and sandboxes without a clock of their own), or one tenant's sandbox on
-/// its sandbox clock (`store::sandbox`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reach {
-    RealTime,
-    Sandbox(Uuid),
-}
-
-impl Reach {
-    /// The conditions that select its rows in a scan (table alias `r`).
-    fn conditions(self) -> Vec<SimpleExpr> {
-        match self {
-            Reach::RealTime => {
-                vec![Expr::cust("NOT (r.livemode = false AND EXISTS (SELECT 1 FROM sandbox_clocks sc WHERE sc.tenant_id = r.tenant_id))")]
-            }
-            Reach::Sandbox(tenant) => vec![col("tenant_id").eq(tenant), col("livemode").eq(false)],
+/// The conditions that select a [`Reach`]'s rows in a scan (table alias `r`); a sandbox's
+/// clock is `store::sandbox`'s.
+fn conditions(reach: Reach) -> Vec<SimpleExpr> {
+    match reach {
+        Reach::RealTime => {
+            vec![Expr::cust("NOT (r.livemode = false AND EXISTS (SELECT 1 FROM sandbox_clocks sc WHERE sc.tenant_id = r.tenant_id))")]
         }
+        Reach::Sandbox(tenant) => vec![col("tenant_id").eq(tenant), col("livemode").eq(false)],
     }
 }
 
@@ -64,7 +55,7 @@ pub async fn leases_to_bill(
         col("start_date").lte(horizon),
         col("rent_next_due").lte(horizon).or(col("rent_next_due").is_null().and(col("rent_billed_through").is_null())),
     ];
-    due.extend(reach.conditions());
+    due.extend(conditions(reach));
     if let Some((at, id)) = after {
         due.push(Expr::tuple([col("created_at").into(), col("id").into()]).gt(Expr::tuple([Expr::val(at).into(), Expr::val(id).into()])));
     }
@@ -74,7 +65,7 @@ pub async fn leases_to_bill(
 /// Active leases `reach` selects whose last day (`end_date`) is before `today`.
 pub async fn leases_past_end(tx: &mut Tx, reach: Reach, today: NaiveDate, limit: u64) -> Result<Vec<(Uuid, Record)>> {
     let mut due = vec![col("status").eq("active"), col("end_date").lt(today)];
-    due.extend(reach.conditions());
+    due.extend(conditions(reach));
     records::scan(tx, leases(), due, limit, ScanLock::None).await
 }
 
@@ -167,7 +158,7 @@ impl Due {
 /// The records `reach` selects that are due the event, at most `limit`.
 pub async fn due(tx: &mut Tx, due: &Due, reach: Reach, limit: u64) -> Result<Vec<(Uuid, Record)>> {
     let mut conds = due.conditions(tx.dialect());
-    conds.extend(reach.conditions());
+    conds.extend(conditions(reach));
     records::scan(tx, due.collection, conds, limit, ScanLock::None).await
 }
 

@@ -5,10 +5,10 @@ use chrono::NaiveDate;
 use sea_query::{Alias, Expr, Order, Query};
 use uuid::Uuid;
 
-use super::records::Scope;
 use super::values::bind;
 use super::{Intent, Store, Tx};
 use crate::domain::ledger::Line;
+use crate::domain::reach::Scope;
 use crate::domain::record::Record;
 use crate::domain::registry::Ty;
 use crate::domain::reports::AccountSum;

@@ -13,19 +13,12 @@ use super::values::bind;
 use super::{Dialect, Intent, Row, Shape, Store, Tx};
 use crate::domain::collections::collection;
 use crate::domain::list::{ListQuery, Op};
+use crate::domain::reach::Scope;
 use crate::domain::record::Record;
 use crate::domain::registry::{stored_system_fields, Collection, PropertyPath, Rule, Ty};
 use crate::domain::validate::Changes;
 use crate::domain::value::Val;
 use crate::error::{Error, Result};
-
-/// Who is acting: the tenant, the environment, and an optional property constraint.
-#[derive(Debug, Clone)]
-pub struct Scope {
-    pub tenant: Uuid,
-    pub livemode: bool,
-    pub properties: Option<Vec<Uuid>>,
-}
 
 fn col(name: &str) -> Expr {
     Expr::col(Alias::new(name))

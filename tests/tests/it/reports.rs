@@ -3,7 +3,7 @@
 //! `property_id`), and the life of a report: queued, completed, read-only, never deleted.
 
 use chrono::{Duration, NaiveDate};
-use gable::store::records::Scope;
+use gable::domain::reach::Scope;
 use gable_tests::{both, Res, TestApp};
 use serde_json::{json, Value};
 

@@ -17,11 +17,11 @@ pub use write::{begin, write};
 use serde_json::{json, Value as Json};
 use uuid::Uuid;
 
+use crate::domain::reach::Scope;
 use crate::domain::record::Record;
 use crate::domain::registry::{Collection, Ty};
 use crate::domain::value::{money_fixed, Val};
 use crate::error::{Error, Result};
-use crate::store::records::Scope;
 
 /// The whole tenant environment of a grant: the flow reads its subject's records there.
 fn system(tenant: Uuid, livemode: bool) -> Scope {

@@ -7,11 +7,12 @@ use uuid::Uuid;
 use super::{nightly_rate, ref_of, system, view};
 use crate::domain::collections::named;
 use crate::domain::flows::{self, Flow, Grant, Stay};
+use crate::domain::reach::Scope;
 use crate::domain::record::Record;
 use crate::domain::value::{format_datetime, money_fixed, Val};
 use crate::error::{Error, Result};
 use crate::ops::Operations;
-use crate::store::records::{self, Scope};
+use crate::store::records;
 use crate::store::{Intent, Tx};
 
 /// The flow's session: what its page shows (see docs/embed.md for the shape).

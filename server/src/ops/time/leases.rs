@@ -16,16 +16,17 @@ use serde_json::{json, Map};
 use uuid::Uuid;
 
 use crate::domain::collections::named;
+use crate::domain::reach::Scope;
 use crate::domain::rent;
 use crate::domain::validate::Changes;
 use crate::domain::value::{money_json, Val};
 use crate::error::{Error, Result};
 use crate::ops::{Actor, Operations};
 use crate::store::background;
-use crate::store::records::{self, Scope};
+use crate::store::records;
 use crate::store::Intent;
 
-use super::Reach;
+use crate::domain::reach::Reach;
 
 /// How many days before its due date a period is billed (its invoice goes out).
 pub const LEAD: i64 = 7;

@@ -10,8 +10,8 @@ pub mod scheduled;
 use chrono::{DateTime, Utc};
 
 use super::Operations;
+use crate::domain::reach::Reach;
 use crate::error::Result;
-pub use crate::store::background::Reach;
 
 /// What time caused, in one pass or several.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

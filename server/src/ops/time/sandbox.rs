@@ -5,7 +5,8 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{passes, Passed, Reach};
+use super::{passes, Passed};
+use crate::domain::reach::Reach;
 use crate::error::{Error, Result};
 use crate::ops::Operations;
 use crate::store::{sandbox, Intent};

@@ -24,7 +24,7 @@ use crate::ops::outbox::{self, NewEvent};
 use crate::store::background::{self, Due, Occurrence};
 use crate::store::{Intent, Store};
 
-use super::Reach;
+use crate::domain::reach::Reach;
 
 /// How many candidates one transaction handles.
 const BATCH: u64 = 200;

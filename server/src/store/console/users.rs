@@ -4,9 +4,9 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::domain::reach::Scope;
 use crate::domain::value::Val;
 use crate::error::{Error, Result};
-use crate::store::records::Scope;
 use crate::store::sql::incomplete;
 use crate::store::Store;
 

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use gable::store::records::Scope;
+use gable::domain::reach::Scope;
 use gable_tests::{both, Backend, Res, Tenant, TestApp};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
