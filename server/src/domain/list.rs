@@ -322,11 +322,22 @@ fn parse_one(k: &str, field: &'static Field, s: &str, currency: Option<&str>) ->
             }
             Val::Str(s.to_string())
         }
-        Ty::Int { .. } => Val::Int(s.parse().map_err(|_| bad("an integer"))?),
-        Ty::Num { .. } => {
+        // Within the field's own range, as the description's filter schemas say: a value
+        // no record can hold is a mistake, as for `currency`.
+        Ty::Int { min, max } => {
+            let i: i64 = s.parse().map_err(|_| bad("an integer"))?;
+            if i < min || i > max {
+                return Err(bad(&format!("between {min} and {max}")));
+            }
+            Val::Int(i)
+        }
+        Ty::Num { min, max } => {
             let f: f64 = s.parse().map_err(|_| bad("a number"))?;
             if !f.is_finite() {
                 return Err(bad("a number"));
+            }
+            if !(min..=max).contains(&f) {
+                return Err(bad(&format!("between {min} and {max}")));
             }
             Val::Num(f)
         }
@@ -372,6 +383,25 @@ mod tests {
         assert!(!l.sort[2].desc);
         assert_eq!(l.filters.len(), 2);
         assert_eq!(l.fields.unwrap(), vec!["id", "status"]);
+    }
+
+    #[test]
+    fn number_filters_stay_within_the_field_s_range() {
+        let units = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+            ListQuery::parse(collection("units").unwrap(), &pairs)
+        };
+        assert!(units(&[("filter[bedrooms][lt]", "50")]).is_ok());
+        assert!(units(&[("filter[bathrooms][gte]", "1.5")]).is_ok());
+        for (k, v) in [("filter[bedrooms][lt]", "164"), ("filter[bedrooms]", "-1"), ("filter[bathrooms][lt]", "-1.7976931348623155e+308")] {
+            match units(&[(k, v)]) {
+                Err(Error::InvalidParameter { param, message }) => {
+                    assert_eq!(param, k);
+                    assert!(message.contains("between"), "{message}");
+                }
+                other => panic!("{k}={v}: expected a parameter error, got {other:?}"),
+            }
+        }
     }
 
     #[test]
