@@ -302,10 +302,14 @@ fn parse_filter_values(k: &str, field: &'static Field, op: Op, raw: &str, curren
     if ordered && matches!(field.ty, Ty::Enum(_) | Ty::Bool | Ty::Ref(_) | Ty::Uuid | Ty::Email | Ty::Currency) && field.name != "id" {
         return Err(Error::parameter(k, format!("`{}` cannot be compared with {}", field.name, op.name())));
     }
-    parts.into_iter().map(|p| parse_one(k, field, p, currency)).collect()
+    // A single value is within the field's range, as the description's filter schema
+    // says; a value of an `in`/`nin` list is described by its text only, and one no record
+    // can hold simply matches nothing (or, in `nin`, excludes nothing).
+    let bounded = !matches!(op, Op::In | Op::Nin);
+    parts.into_iter().map(|p| parse_one(k, field, p, currency, bounded)).collect()
 }
 
-fn parse_one(k: &str, field: &'static Field, s: &str, currency: Option<&str>) -> Result<Val> {
+fn parse_one(k: &str, field: &'static Field, s: &str, currency: Option<&str>, bounded: bool) -> Result<Val> {
     let bad = |what: &str| Error::parameter(k, format!("`{s}` is not {what}"));
     Ok(match field.ty {
         Ty::Str { .. } | Ty::Text | Ty::Email | Ty::Url | Ty::Origin => Val::Str(s.to_string()),
@@ -322,11 +326,11 @@ fn parse_one(k: &str, field: &'static Field, s: &str, currency: Option<&str>) ->
             }
             Val::Str(s.to_string())
         }
-        // Within the field's own range, as the description's filter schemas say: a value
-        // no record can hold is a mistake, as for `currency`.
+        // Within the field's own range (`bounded`), as the description's filter schemas
+        // say: a value no record can hold is a mistake, as for `currency`.
         Ty::Int { min, max } => {
             let i: i64 = s.parse().map_err(|_| bad("an integer"))?;
-            if i < min || i > max {
+            if bounded && (i < min || i > max) {
                 return Err(bad(&format!("between {min} and {max}")));
             }
             Val::Int(i)
@@ -336,7 +340,7 @@ fn parse_one(k: &str, field: &'static Field, s: &str, currency: Option<&str>) ->
             if !f.is_finite() {
                 return Err(bad("a number"));
             }
-            if !(min..=max).contains(&f) {
+            if bounded && !(min..=max).contains(&f) {
                 return Err(bad(&format!("between {min} and {max}")));
             }
             Val::Num(f)
@@ -393,6 +397,8 @@ mod tests {
         };
         assert!(units(&[("filter[bedrooms][lt]", "50")]).is_ok());
         assert!(units(&[("filter[bathrooms][gte]", "1.5")]).is_ok());
+        // A list's values are described as text: one out of range matches nothing.
+        assert!(units(&[("filter[bedrooms][nin]", "-3295120803,2")]).is_ok());
         for (k, v) in [("filter[bedrooms][lt]", "164"), ("filter[bedrooms]", "-1"), ("filter[bathrooms][lt]", "-1.7976931348623155e+308")] {
             match units(&[(k, v)]) {
                 Err(Error::InvalidParameter { param, message }) => {
