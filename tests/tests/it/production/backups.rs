@@ -11,7 +11,8 @@ use gable_tests::receiver::Receiver;
 use gable_tests::Backend;
 use serde_json::{json, Value};
 
-async fn lead(client: &reqwest::Client, base: &str, secret: &str, key: &str) -> (u16, Value) {
+/// Creates a lead with an idempotency key (its answer is stored sealed): the status and answer.
+pub(crate) async fn lead(client: &reqwest::Client, base: &str, secret: &str, key: &str) -> (u16, Value) {
     let r = client
         .post(format!("{base}/v1/leads"))
         .bearer_auth(secret)

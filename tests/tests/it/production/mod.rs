@@ -7,7 +7,7 @@
 //! - `outage`: PostgreSQL stopped and started under write load;
 //! - `backups`: `gable backup` during writes, `gable restore` into a new directory.
 
-mod backups;
+pub(crate) mod backups;
 mod cancellation;
 mod connections;
 mod data_dir;

@@ -87,16 +87,7 @@ fn stderr(out: &std::process::Output) -> String {
 
 /// Creates a lead with an idempotency key (its answer is stored sealed): the answer.
 async fn lead(base: &str, secret: &str, key: &str) -> Value {
-    let r = reqwest::Client::new()
-        .post(format!("{base}/v1/leads"))
-        .bearer_auth(secret)
-        .header("Idempotency-Key", key)
-        .json(&json!({ "name": format!("Lead {key}"), "email": "lead@example.com" }))
-        .send()
-        .await
-        .unwrap();
-    let status = r.status();
-    let body: Value = r.json().await.unwrap();
+    let (status, body) = crate::production::backups::lead(&reqwest::Client::new(), base, secret, key).await;
     assert_eq!(status, 201, "{body}");
     body
 }

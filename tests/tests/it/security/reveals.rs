@@ -3,22 +3,14 @@
 
 use gable::console::service::{ConsoleError, NewUser, Team, Webhooks};
 use gable_tests::receiver::Receiver;
-use gable_tests::{Res, TestApp};
-use serde_json::{json, Value};
+use gable_tests::TestApp;
+use serde_json::json;
 
 use super::console::staff;
+use super::scopes::{id, refused};
 
 /// What the lead carries, and what an echoing receiver sends back.
 const EMAIL: &str = "lee.private@example.com";
-
-fn refused(r: &Res, scope: &str) {
-    r.assert_error(403, "insufficient_scope");
-    assert_eq!(r.body["error"]["details"]["required_scope"], scope, "{}", r.text);
-}
-
-fn id(v: &Value) -> String {
-    v["id"].as_str().expect("an id").to_string()
-}
 
 /// A subscription to `lead.created` at a receiver that echoes what it gets, and one lead
 /// delivered to it: the delivery's id.

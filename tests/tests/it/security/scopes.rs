@@ -8,12 +8,13 @@ use serde_json::{json, Value};
 
 const URL: &str = "https://hooks.example.com/gable";
 
-fn refused(r: &Res, scope: &str) {
+/// A `403 insufficient_scope` naming `scope` as the one needed.
+pub(super) fn refused(r: &Res, scope: &str) {
     r.assert_error(403, "insufficient_scope");
     assert_eq!(r.body["error"]["details"]["required_scope"], scope, "{}", r.text);
 }
 
-fn id(v: &Value) -> String {
+pub(super) fn id(v: &Value) -> String {
     v["id"].as_str().expect("an id").to_string()
 }
 
