@@ -371,15 +371,12 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Sandbox { command: SandboxCommand::Reset { tenant, demo } } => {
             let store = open(&store_args).await?;
             anyhow::ensure!(store.tenant_exists(tenant).await?, "no tenant {tenant}");
-            let deleted = store.in_system(crate::store::Intent::Write, async |tx| crate::store::sandbox::reset(tx, tenant).await).await?;
-            let portfolio = if demo {
-                let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, store.is_shared())?;
-                let ops = crate::ops::Operations::new(store.clone(), crate::clock::Clock::system(), key);
-                Some(crate::demo::portfolio(&ops, tenant).await?)
-            } else {
-                None
-            };
-            print_json(&serde_json::json!({ "object": "sandbox_reset", "tenant_id": tenant, "rows_deleted": deleted, "demo": portfolio }))
+            let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, store.is_shared())?;
+            let ops = crate::ops::Operations::new(store, crate::clock::Clock::system(), key);
+            let reset = ops.reset_sandbox(tenant, demo).await?;
+            print_json(
+                &serde_json::json!({ "object": "sandbox_reset", "tenant_id": tenant, "rows_deleted": reset.rows_deleted, "demo": reset.demo }),
+            )
         }
         Command::Serve(_) => {
             // One serving process per SQLite database (`store::data_dir`); held until exit.
@@ -389,33 +386,9 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             };
             let store = open(&store_args).await?;
             let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, store.is_shared())?;
-            let first_run = store.count_tenants().await? == 0;
             let app = Application::build(store, &config.serve(), key).await?;
-            let settings = app.state.settings.clone();
-            if first_run {
-                let store = &app.state.store;
-                let tenant = store.create_tenant("Demo Properties").await?;
-                let sa = store.service_account(tenant, "default").await?;
-                let key = store.create_key(tenant, sa, false, vec!["*".into()], None).await?;
-                // Something to call, and an invoice for the first test payment to pay.
-                let demo = crate::demo::portfolio(&app.state.ops, tenant).await?;
-                // A closed stdout must not stop the server (println! would panic).
-                use std::io::Write;
-                let _ = writeln!(
-                    std::io::stdout().lock(),
-                    "\nWelcome to Gable. A demo tenant was created ({tenant}).\n\n  \
-                     Console:     {}/\n  API:         {}/v1\n  Sandbox API: {}/v1\n  API description: {}/v1/openapi.json\n\n  \
-                     Sandbox key (shown once): {}\n\n  Its sandbox holds a demo portfolio: a property, units, a listing and an active lease \
-                     whose rent ({} period(s)) is invoiced.\n\n  Try:  curl -H 'Authorization: Bearer {}' {}/v1/properties\n",
-                    settings.public_url,
-                    settings.public_url,
-                    settings.sandbox_public_url,
-                    settings.public_url,
-                    key.secret,
-                    demo.rent_billed,
-                    key.secret,
-                    settings.sandbox_public_url,
-                );
+            if let Some(first) = app.state.ops.first_start().await? {
+                welcome(&app.state.settings, &first);
             }
             match app.metrics_addr {
                 Some(metrics) => tracing::info!(live = %app.live_addr, sandbox = %app.test_addr, %metrics, "listening"),
@@ -424,6 +397,24 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             app.run(shutdown_signal()).await
         }
     }
+}
+
+/// What a first start prints: where everything is, and the sandbox key (once).
+fn welcome(settings: &crate::config::Settings, first: &crate::ops::setup::FirstStart) {
+    // A closed stdout must not stop the server (println! would panic).
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stdout().lock(),
+        "\nWelcome to Gable. A demo tenant was created ({tenant}).\n\n  \
+         Console:     {live}/\n  API:         {live}/v1\n  Sandbox API: {sandbox}/v1\n  API description: {live}/v1/openapi.json\n\n  \
+         Sandbox key (shown once): {key}\n\n  Its sandbox holds a demo portfolio: a property, units, a listing and an active lease \
+         whose rent ({billed} period(s)) is invoiced.\n\n  Try:  curl -H 'Authorization: Bearer {key}' {sandbox}/v1/properties\n",
+        tenant = first.tenant,
+        live = settings.public_url,
+        sandbox = settings.sandbox_public_url,
+        key = first.sandbox_key,
+        billed = first.demo.rent_billed,
+    );
 }
 
 #[cfg(test)]

@@ -9,9 +9,10 @@
 //! - `domain` is plain Rust (registry, validation, lists, events, ledger rules);
 //!   `config` the settings;
 //! - `store` keeps records in SQLite or PostgreSQL;
-//! - `ops`: every write and what it causes, what time causes (with the sandbox clock),
-//!   the OAuth token side;
-//! - `seed` and `demo`: the portfolios of `gable seed` and of a first sandbox;
+//! - `ops`: who is asking (the access gate) and the one read path, every write and what
+//!   it causes, what time causes (with the sandbox clock), the set-up use cases (sandbox
+//!   reset, first start, the demo portfolio), the OAuth token side;
+//! - `seed`: the generated portfolios of `gable seed` (benchmarks);
 //! - `jobs`: the background work beside the listeners;
 //! - `http` serves the API (with the router's state) and hosts the console, whose
 //!   service `console` is;
@@ -23,7 +24,6 @@ pub mod clock;
 pub mod config;
 pub mod console;
 pub mod crypto;
-pub mod demo;
 pub mod domain;
 pub mod error;
 pub mod http;

@@ -68,14 +68,14 @@ impl Application {
             .build();
         let console_config = ConsoleConfig {
             secure_cookies: settings.public_url.starts_with("https://"),
-            session_max_age_secs: crate::console::SESSION_ABSOLUTE.as_secs(),
+            session_max_age_secs: crate::ops::access::SESSION_ABSOLUTE.num_seconds().unsigned_abs(),
         };
         let guard = crate::outbound::Guard::new(settings.webhook_allow_cidrs.clone());
         let outbound = crate::outbound::Client::new(guard.clone())?;
-        let ops = Operations::new(store.clone(), clock, key).with_guard(guard);
+        let ops = Operations::new(store.clone(), clock, key).with_guard(guard).with_cursors(cursors);
         let console = crate::console::ConsoleService::shared(ops.clone());
         let embed = http::asset::Assets::load(&args.site_root);
-        let state = Arc::new(AppState { store, ops, cursors, settings, outbound, embed, health: Default::default() });
+        let state = Arc::new(AppState { store, ops, settings, outbound, embed, health: Default::default() });
         // The client layer (`http::client`) reads the trusted proxies from the request.
         let trusted = axum::Extension(http::client::TrustedProxies::new(&state.settings.trusted_proxies));
         let rate_limits = http::rate_limit::RateLimits::new(args.rate_limit_live, args.rate_limit_test);
@@ -126,6 +126,12 @@ impl Application {
         })
     }
 
+    /// What the background work runs with: the operations, the outbound client and the
+    /// loops' health (the listeners' state holds the same).
+    pub fn background(&self) -> crate::jobs::Background {
+        crate::jobs::Background { ops: self.state.ops.clone(), outbound: self.state.outbound.clone(), health: self.state.health.clone() }
+    }
+
     /// Serves both listeners until `shutdown` resolves, then drains in-flight requests and
     /// background work for at most the shutdown deadline.
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
@@ -141,6 +147,7 @@ impl Application {
             })
         };
         let (tx, rx) = tokio::sync::watch::channel(false);
+        let background = self.background();
         let deadline = self.shutdown_deadline;
         let live = http::listener::serve(self.live, self.live_routers, self.limits.clone(), rx.clone(), deadline);
         let test = http::listener::serve(self.test, self.test_routers, self.limits.clone(), rx.clone(), deadline);
@@ -150,12 +157,7 @@ impl Application {
                 http::listener::serve(listener, routers, self.limits.clone(), rx.clone(), deadline).await;
             }
         };
-        let jobs = tokio::spawn(crate::jobs::run(
-            crate::jobs::Background::from(&self.state),
-            self.scheduler_interval,
-            self.delivery_concurrency,
-            rx.clone(),
-        ));
+        let jobs = tokio::spawn(crate::jobs::run(background, self.scheduler_interval, self.delivery_concurrency, rx.clone()));
         tokio::spawn(async move {
             shutdown.await;
             let _ = tx.send(true);

@@ -84,6 +84,8 @@ pub struct TestApp {
     pub clock: Clock,
     /// The server's state, for running background work on demand.
     pub state: Arc<AppState>,
+    /// What the background work of this server runs with (`jobs::deliver_due`).
+    pub background: gable::jobs::Background,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
     _dir: Option<tempfile::TempDir>,
@@ -354,6 +356,7 @@ impl TestApp {
     ) -> TestApp {
         let app = Application::build_with_clock(store.clone(), &args, clock.clone(), key).await.expect("build application");
         let state = app.state.clone();
+        let background = app.background();
         let (live, sandbox): (SocketAddr, SocketAddr) = (app.live_addr, app.test_addr);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let server = tokio::spawn(async move {
@@ -372,6 +375,7 @@ impl TestApp {
             client: reqwest::Client::new(),
             clock,
             state,
+            background,
             shutdown: Some(tx),
             server: Some(server),
             _dir: dir,
@@ -473,7 +477,7 @@ impl TestApp {
     /// Runs one round of background work (scheduled events, retention, queued
     /// reports) at the server clock's time.
     pub async fn run_jobs(&self) -> gable::jobs::Round {
-        gable::jobs::run_once(&self.state).await.expect("background round")
+        gable::jobs::run_once(&self.state.ops).await.expect("background round")
     }
 
     /// Counts the rows of a table, straight from the database.

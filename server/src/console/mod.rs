@@ -32,14 +32,10 @@ pub use gable_app::service;
 use gable_app::service::{Console, ConsoleError, Me};
 use uuid::Uuid;
 
+use crate::domain::reach::Scope;
 use crate::error::Error;
-use crate::ops::Operations;
+use crate::ops::{Actor, Operations};
 use crate::store::Store;
-
-/// A session unused this long is over: signing in again is needed.
-pub const SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(30 * 60);
-/// A session is over this long after sign-in, however busy (the cookie's Max-Age).
-pub const SESSION_ABSOLUTE: std::time::Duration = std::time::Duration::from_secs(12 * 60 * 60);
 
 pub struct ConsoleService {
     store: Store,
@@ -93,14 +89,27 @@ fn tenant_of(me: &Me) -> Result<Uuid, ConsoleError> {
     Uuid::parse_str(&me.tenant_id).map_err(|_| ConsoleError::NotSignedIn)
 }
 
-/// Refuses a read the signed-in user's role does not allow: every console read checks
-/// the role's permissions here, on the server (hiding a link protects nothing). `scope`
-/// is what the read needs (`webhooks:read`, `*:read` …); `what` names it for the page.
+/// The signed-in user as the operations see them: their tenant, the console's
+/// environment, their role's permissions. Every read and write of the console acts as it.
+fn actor_of(me: &Me) -> Result<Actor, ConsoleError> {
+    Ok(Actor { scope: Scope { tenant: tenant_of(me)?, livemode: me.livemode, properties: None }, grants: me.permissions.clone().into() })
+}
+
+/// Refuses a read the signed-in user's role does not allow: the check is the access
+/// gate's (`Actor`), on the server (hiding a link protects nothing). `scope` is what the
+/// read needs (`webhooks:read`, `*:read` …); `what` names it for the page.
 fn require_read(me: &Me, scope: &str, what: &str) -> Result<(), ConsoleError> {
-    if crate::domain::scopes::covers(&me.permissions, scope) {
-        Ok(())
-    } else {
-        Err(ConsoleError::Forbidden(format!("Your role does not allow seeing {what} (it needs the permission `{scope}`).")))
+    actor_of(me)?.require_scope(scope).map_err(refused(what, "checking a permission"))
+}
+
+/// A refusal of the gate in words for the page (a missing permission, named), or an
+/// unexpected error logged as `doing`.
+fn refused<'a>(what: &'a str, doing: &'static str) -> impl FnOnce(Error) -> ConsoleError + 'a {
+    move |e| match e {
+        Error::InsufficientScope { scope, .. } => {
+            ConsoleError::Forbidden(format!("Your role does not allow seeing {what} (it needs the permission `{scope}`)."))
+        }
+        other => store_error(doing)(other),
     }
 }
 

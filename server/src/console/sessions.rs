@@ -1,23 +1,19 @@
-//! Console sessions: random tokens kept only as SHA-256, idle and absolute expiry.
+//! Console sessions: random tokens kept only as SHA-256, started and ended here; a
+//! session's standing (idle and absolute expiry) is read at the access gate
+//! (`ops::access`).
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use chrono::Duration;
 use gable_app::service::{ConsoleError, Me, NewSession, Sessions, SignUp};
 use rand::rngs::OsRng;
 use rand::RngCore;
 use uuid::Uuid;
 
 use super::{store_error, ConsoleService};
+use crate::ops::access::{SESSION_ABSOLUTE, SESSION_IDLE};
 use crate::store::console::sessions::{NewSessionRow, StoredSession};
 use crate::store::keys::hash_secret;
 
-/// A session unused this long is over (`SESSION_IDLE`).
-pub const IDLE_TIMEOUT: Duration = Duration::seconds(super::SESSION_IDLE.as_secs() as i64);
-/// A session is over this long after sign-in, however busy (`SESSION_ABSOLUTE`).
-pub const ABSOLUTE_TIMEOUT: Duration = Duration::seconds(super::SESSION_ABSOLUTE.as_secs() as i64);
-/// `last_seen_at` is written at most this often, so reads do not turn into writes.
-pub const TOUCH_EVERY: Duration = Duration::seconds(60);
 /// Tokens longer than this are not ours (ours are 43 characters).
 const MAX_TOKEN_LEN: usize = 128;
 
@@ -47,32 +43,6 @@ fn me(s: &StoredSession) -> Me {
     }
 }
 
-/// The signed-in session of a console cookie's token, as stored (with the user's role's
-/// permissions), if it is still good: unexpired, used within the idle timeout, its user
-/// active. An ended session is deleted on the way. The console and the OAuth consent
-/// page (`http::oauth`) both ask here.
-pub async fn current(
-    store: &crate::store::Store,
-    token: &str,
-    now: chrono::DateTime<chrono::Utc>,
-) -> crate::error::Result<Option<StoredSession>> {
-    if token.is_empty() || token.len() > MAX_TOKEN_LEN {
-        return Ok(None);
-    }
-    let hash = token_hash(token);
-    let Some(s) = store.console_session(&hash).await? else {
-        return Ok(None);
-    };
-    if now >= s.expires_at || now - s.last_seen_at >= IDLE_TIMEOUT || s.user_status != "active" {
-        store.console_end_session(&hash).await?;
-        return Ok(None);
-    }
-    if now - s.last_seen_at >= TOUCH_EVERY {
-        store.console_touch_session(&hash, now).await?;
-    }
-    Ok(Some(s))
-}
-
 impl ConsoleService {
     /// Starts a session for a user (ending `previous`, if any: rotation) and returns
     /// its token with the user as the console sees them.
@@ -97,10 +67,10 @@ impl ConsoleService {
                     csrf: &csrf,
                     livemode: false,
                     now,
-                    expires_at: now + ABSOLUTE_TIMEOUT,
+                    expires_at: now + SESSION_ABSOLUTE,
                 },
                 previous_hash.as_deref(),
-                now - IDLE_TIMEOUT,
+                now - SESSION_IDLE,
                 signed_in,
             )
             .await
@@ -126,7 +96,7 @@ impl Sessions for ConsoleService {
     /// The session's user, or `None` when the token is unknown, expired (idle or
     /// absolute; the row is then deleted) or its user is no longer active.
     async fn session(&self, token: &str) -> Result<Option<Me>, ConsoleError> {
-        Ok(current(&self.store, token, self.now()).await.map_err(store_error("reading a session"))?.as_ref().map(me))
+        Ok(self.ops.session(token).await.map_err(store_error("reading a session"))?.map(|s| me(&s.session)))
     }
 
     async fn sign_out(&self, token: &str) -> Result<(), ConsoleError> {

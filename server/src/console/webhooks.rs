@@ -3,8 +3,8 @@
 //!
 //! Writes go through `Operations` as the signed-in user, like the API's: the same
 //! validation (events, https in live mode, the SSRF guard), the same secret handling and
-//! the same register. Reads go through the store in the user's tenant and environment,
-//! each checked against the user's role: `webhooks:read` for subscriptions,
+//! the same register. Reads go through the operations' one read path (`ops::reads`) as
+//! the signed-in user, checked against their role: `webhooks:read` for subscriptions,
 //! `webhook-deliveries:read` for the register, and read access to an event's collection
 //! for the body a delivery sent (the event carries its record). Only owners and admins
 //! (`require_manage`) change.
@@ -15,17 +15,17 @@ use gable_app::service::{
 use serde_json::{json, Map, Value as Json};
 use uuid::Uuid;
 
-use super::{invalid, require_manage, require_read, store_error, tenant_of, ConsoleService};
+use super::{actor_of, invalid, refused, require_manage, store_error, ConsoleService};
 use crate::domain::collections::collection;
 use crate::domain::events::EVENT_TYPES;
 use crate::domain::list::ListQuery;
-use crate::domain::reach::Scope;
 use crate::domain::record::Record;
 use crate::domain::registry::Collection;
+use crate::domain::scopes::Access;
 use crate::domain::value::{format_datetime, Val};
 use crate::error::Error;
+use crate::ops::reads::Sent;
 use crate::ops::Actor;
-use crate::store::{deliveries, Intent};
 
 const MANAGE: &str = "manage webhooks";
 const SEE: &str = "webhook subscriptions";
@@ -187,53 +187,38 @@ fn body(form: &WebhookForm, editing: bool) -> Result<Json, ConsoleError> {
     Ok(Json::Object(b))
 }
 
-/// Why the body a delivery sent is not shown to this user, if it is not: it carries a
-/// record of a collection their role cannot read.
-fn unreadable_body(me: &Me, rec: &Record) -> Option<String> {
-    let c = crate::domain::webhooks::unreadable_carried(&me.permissions, rec)?;
-    Some(format!(
-        "The body and the receiver's answer are not shown: the body carries a {} record, and your role does not allow reading {} (`{}`).",
-        c.object,
-        c.name,
-        c.read_scope()
-    ))
-}
-
 impl ConsoleService {
-    /// The signed-in user's view of the console's environment.
-    fn scope_of(&self, me: &Me) -> Result<Scope, ConsoleError> {
-        Ok(Scope { tenant: tenant_of(me)?, livemode: me.livemode, properties: None })
-    }
-
     /// The signed-in owner or admin acting in the console's environment, with their
     /// role's permissions (the operations check them as they check a key's scopes).
     fn manager(&self, me: &Me, what: &str) -> Result<Actor, ConsoleError> {
         require_manage(me, what)?;
-        Ok(Actor { scope: self.scope_of(me)?, grants: me.permissions.clone().into() })
+        actor_of(me)
     }
 
-    /// The body the attempt sent: the event as the API shows it (what the worker sends),
-    /// or the test event kept with the attempt; otherwise why it cannot be shown.
-    async fn sent_body(&self, scope: &Scope, rec: &Record) -> Result<(Option<String>, Option<String>), ConsoleError> {
+    /// The signed-in user as a reader of `c`, refused at once when their role may not
+    /// read it (before an id is even looked at; the read checks again).
+    fn reader(&self, me: &Me, c: &Collection, what: &str) -> Result<Actor, ConsoleError> {
+        let actor = actor_of(me)?;
+        actor.require(c, Access::Read).map_err(refused(what, "checking a permission"))?;
+        Ok(actor)
+    }
+
+    /// The body the attempt sent, pretty-printed, or why it cannot be shown.
+    async fn sent_body(&self, actor: &Actor, rec: &Record) -> Result<(Option<String>, Option<String>), ConsoleError> {
         let pretty = |j: &Json| serde_json::to_string_pretty(j).map_err(|_| ConsoleError::Internal);
-        if let Some(event) = rec.get("event_id").as_uuid() {
-            let events = col("events")?;
-            return match self.store.get(scope, events, event).await {
-                Ok(e) => Ok((Some(pretty(&e.to_json(events, None))?), None)),
-                Err(Error::NotFound { .. }) => Ok((None, Some("The event is no longer kept (events are kept 30 days).".into()))),
-                Err(e) => Err(store_error("reading an event")(e)),
-            };
-        }
-        let payload = self
-            .store
-            .in_tenant(scope.tenant, scope.livemode, Intent::Read, async |tx| {
-                deliveries::payload_of(tx, scope.tenant, scope.livemode, rec.id).await
-            })
-            .await
-            .map_err(store_error("reading a test event"))?;
-        Ok(match payload {
-            Some(p) => (Some(pretty(&p)?), None),
-            None => (None, Some("The test event sent is not kept with this attempt.".into())),
+        Ok(match self.ops.sent(actor, rec).await.map_err(store_error("reading what a delivery sent"))? {
+            Sent::Body(body) => (Some(pretty(&body)?), None),
+            Sent::Concealed(c) => (
+                None,
+                Some(format!(
+                    "The body and the receiver's answer are not shown: the body carries a {} record, and your role does not allow reading {} (`{}`).",
+                    c.object,
+                    c.name,
+                    c.read_scope()
+                )),
+            ),
+            Sent::EventGone => (None, Some("The event is no longer kept (events are kept 30 days).".into())),
+            Sent::NotKept => (None, Some("The test event sent is not kept with this attempt.".into())),
         })
     }
 }
@@ -245,17 +230,18 @@ impl Webhooks for ConsoleService {
     }
 
     async fn webhooks(&self, me: &Me) -> Result<Vec<WebhookView>, ConsoleError> {
-        require_read(me, "webhooks:read", SEE)?;
         let c = col("webhooks")?;
+        let actor = self.reader(me, c, SEE)?;
         let q = ListQuery::parse(c, &[("limit".into(), "100".into())]).map_err(store_error("listing webhooks"))?;
-        let page = self.store.list(&self.scope_of(me)?, c, &q, None).await.map_err(store_error("listing webhooks"))?;
+        let page = self.ops.list(&actor, c, q).await.map_err(refused(SEE, "listing webhooks"))?;
         Ok(page.records.iter().map(webhook_view).collect())
     }
 
     async fn webhook(&self, me: &Me, id: &str) -> Result<WebhookView, ConsoleError> {
-        require_read(me, "webhooks:read", SEE)?;
+        let c = col("webhooks")?;
+        let actor = self.reader(me, c, SEE)?;
         let id = parse_id(id, not_found)?;
-        let rec = self.store.get(&self.scope_of(me)?, col("webhooks")?, id).await.map_err(webhook_error("reading a webhook", not_found))?;
+        let rec = self.ops.read(&actor, c, id).await.map_err(webhook_error("reading a webhook", not_found))?;
         Ok(webhook_view(&rec))
     }
 
@@ -330,43 +316,36 @@ impl Webhooks for ConsoleService {
     }
 
     async fn webhook_deliveries(&self, me: &Me, webhook_id: &str, filter: DeliveryFilter) -> Result<Vec<DeliveryView>, ConsoleError> {
-        require_read(me, "webhooks:read", SEE)?;
-        require_read(me, "webhook-deliveries:read", SEE_REGISTER)?;
+        let (hooks, c) = (col("webhooks")?, col("webhook-deliveries")?);
+        let actor = self.reader(me, hooks, SEE)?;
+        self.reader(me, c, SEE_REGISTER)?;
         let hook = parse_id(webhook_id, not_found)?;
-        let scope = self.scope_of(me)?;
         // The subscription must be one of this tenant's, in this environment.
-        self.store.get(&scope, col("webhooks")?, hook).await.map_err(webhook_error("reading a webhook", not_found))?;
+        self.ops.read(&actor, hooks, hook).await.map_err(webhook_error("reading a webhook", not_found))?;
         let mut pairs = vec![("limit".to_string(), REGISTER_LIMIT.to_string()), ("filter[webhook_id]".to_string(), hook.to_string())];
         for (name, value) in [("status", filter.status), ("event_type", filter.event_type), ("trigger", filter.trigger)] {
             if let Some(v) = value.map(|v| v.trim().to_string()).filter(|v| !v.is_empty()) {
                 pairs.push((format!("filter[{name}]"), v));
             }
         }
-        let c = col("webhook-deliveries")?;
         let q = ListQuery::parse(c, &pairs).map_err(|e| match e {
             Error::InvalidParameter { param, message } => invalid(&param, format!("Check the filter ({message}).")),
             other => store_error("listing deliveries")(other),
         })?;
-        let page = self.store.list(&scope, c, &q, None).await.map_err(store_error("listing deliveries"))?;
+        let page = self.ops.list(&actor, c, q).await.map_err(refused(SEE_REGISTER, "listing deliveries"))?;
         Ok(page.records.iter().map(delivery_view).collect())
     }
 
     async fn webhook_delivery(&self, me: &Me, id: &str) -> Result<DeliveryDetail, ConsoleError> {
-        require_read(me, "webhook-deliveries:read", SEE_REGISTER)?;
+        let c = col("webhook-deliveries")?;
+        let actor = self.reader(me, c, SEE_REGISTER)?;
         let id = parse_id(id, delivery_not_found)?;
-        let scope = self.scope_of(me)?;
-        let mut rec = self
-            .store
-            .get(&scope, col("webhook-deliveries")?, id)
-            .await
-            .map_err(webhook_error("reading a delivery", delivery_not_found))?;
-        // The receiver's answer may echo the body: it is kept from the page under the same rule.
-        let response_note = crate::domain::webhooks::conceal_from(&me.permissions, &mut rec)
-            .then(|| "Not shown: the receiver's answer may repeat the body, which your role may not read.".to_string());
-        let (request_body, request_body_note) = match unreadable_body(me, &rec) {
-            Some(note) => (None, Some(note)),
-            None => self.sent_body(&scope, &rec).await?,
-        };
+        // Read through the gate, which conceals the receiver's answer when it may echo a
+        // body the user may not read; the page says why.
+        let rec = self.ops.read(&actor, c, id).await.map_err(webhook_error("reading a delivery", delivery_not_found))?;
+        let response_note = crate::domain::webhooks::unreadable_carried(&actor.grants, &rec)
+            .map(|_| "Not shown: the receiver's answer may repeat the body, which your role may not read.".to_string());
+        let (request_body, request_body_note) = self.sent_body(&actor, &rec).await?;
         Ok(DeliveryDetail {
             delivery: delivery_view(&rec),
             request_headers: headers(rec.get("request_headers")),

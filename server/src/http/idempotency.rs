@@ -35,7 +35,7 @@ use uuid::Uuid;
 
 use crate::crypto::MasterKey;
 use crate::error::{Error, Result};
-use crate::http::auth::Credential;
+use crate::http::auth::Principal;
 use crate::http::body::MAX_BODY;
 use crate::http::state::ApiState;
 use crate::observe::metrics as m;
@@ -144,7 +144,7 @@ async fn run(st: &ApiState, req: Request, next: Next) -> std::result::Result<Res
     if req.method() != Method::POST {
         return Ok(next.run(req).await);
     }
-    let Some(cred) = req.extensions().get::<Credential>().cloned() else { return Ok(next.run(req).await) };
+    let Some(cred) = req.extensions().get::<Principal>().cloned() else { return Ok(next.run(req).await) };
     let Some(key) = key_of(&req).map_err(fail)? else {
         if REQUIRED.contains(&req.uri().path()) {
             return Err(fail(Error::MissingIdempotencyKey(format!(

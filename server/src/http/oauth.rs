@@ -313,10 +313,13 @@ async fn check(st: &ApiState, p: &AuthzParams) -> Result<Checked, Shown> {
 
 async fn signed_in(st: &ApiState, headers: &HeaderMap) -> Result<Option<crate::store::console::sessions::StoredSession>, Response> {
     let Some(token) = gable_app::api::session_token_in(headers) else { return Ok(None) };
-    crate::console::sessions::current(&st.app.store, &token, st.app.ops.clock().now()).await.map_err(|e| {
-        tracing::error!(error = %e, "oauth: reading the console session failed");
-        error_page(StatusCode::INTERNAL_SERVER_ERROR, "something went wrong on our side; try again")
-    })
+    match st.app.ops.session(&token).await {
+        Ok(found) => Ok(found.map(|s| s.session)),
+        Err(e) => {
+            tracing::error!(error = %e, "oauth: reading the console session failed");
+            Err(error_page(StatusCode::INTERNAL_SERVER_ERROR, "something went wrong on our side; try again"))
+        }
+    }
 }
 
 fn origin_of(uri: &str) -> Option<String> {

@@ -1,13 +1,11 @@
 //! The router's state: what every request can reach (the store, the operations, the
-//! cursor key, the settings, the embed assets), and which listener it came in on.
+//! settings, the embed assets), and which listener it came in on.
 
 use std::sync::Arc;
 
 use crate::config::Settings;
-use crate::domain::cursor::CursorKey;
 use crate::http::asset::Assets;
 use crate::http::rate_limit::RateLimits;
-use crate::jobs::Background;
 use crate::ops::Operations;
 use crate::store::Store;
 
@@ -15,7 +13,6 @@ pub struct AppState {
     pub store: Store,
     /// Writes with their consequences (events, couplings, postings), at the app's clock.
     pub ops: Operations,
-    pub cursors: CursorKey,
     pub settings: Settings,
     /// The SSRF-guarded HTTP client webhook deliveries go through (`jobs`).
     pub outbound: crate::outbound::Client,
@@ -23,13 +20,6 @@ pub struct AppState {
     pub embed: Arc<Assets>,
     /// The background loops' health, for readiness (`http::health`).
     pub health: crate::observe::Health,
-}
-
-/// The background work of the application runs with its operations and outbound client.
-impl From<&Arc<AppState>> for Background {
-    fn from(app: &Arc<AppState>) -> Background {
-        Background { ops: app.ops.clone(), outbound: app.outbound.clone(), health: app.health.clone() }
-    }
 }
 
 /// The state of one listener: production (`livemode`) or sandbox.

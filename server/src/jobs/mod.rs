@@ -62,11 +62,9 @@ impl Round {
 
 /// One round of everything, at the application clock's time (tests call this after
 /// moving the clock).
-pub async fn run_once(with: impl Into<Background>) -> Result<Round> {
-    let ops = with.into().ops;
-    let mut round = scheduler_round(&ops).await?;
-    let clock = ops.clock().clone();
-    round.reports_completed = reports::run_queued(ops.store(), move || clock.now()).await?;
+pub async fn run_once(ops: &Operations) -> Result<Round> {
+    let mut round = scheduler_round(ops).await?;
+    round.reports_completed = reports::run_queued(ops).await?;
     Ok(round)
 }
 
@@ -135,8 +133,7 @@ pub async fn run(with: Background, interval: Option<Duration>, delivery_concurre
             let queued = ops.signals().reports_queued.clone();
             async move {
                 loop {
-                    let clock = ops.clock().clone();
-                    match reports::run_queued(ops.store(), move || clock.now()).await {
+                    match reports::run_queued(&ops).await {
                         Ok(_) => health.succeeded(REPORTS),
                         Err(e) => {
                             health.failed(REPORTS, &e.to_string());
@@ -172,7 +169,6 @@ pub async fn run(with: Background, interval: Option<Duration>, delivery_concurre
 
 /// Makes every webhook delivery attempt due at the clock's time, and waits for them
 /// (tests call this after moving the clock, as the worker would).
-pub async fn deliver_due(with: impl Into<Background>) -> Result<usize> {
-    let Background { ops, outbound, .. } = with.into();
-    deliveries::Deliverer::new(ops, outbound, deliveries::CONCURRENCY).run_due().await
+pub async fn deliver_due(with: &Background) -> Result<usize> {
+    deliveries::Deliverer::new(with.ops.clone(), with.outbound.clone(), deliveries::CONCURRENCY).run_due().await
 }

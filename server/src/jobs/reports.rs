@@ -1,6 +1,6 @@
 //! The report worker: takes queued reports, oldest first, computes them from the
-//! tenant's records and stores the result (`queued` → `completed`, or `failed` with
-//! the reason if the computation itself fails).
+//! tenant's records and ends each through the operations (`Operations::finish_report`:
+//! `queued` → `completed`, or `failed` if the computation itself fails).
 //!
 //! A report is claimed (`store::background::ReportClaim`) so that several processes never
 //! compute the same one; on SQLite, whose one process only reads the queue, a report is
@@ -12,49 +12,21 @@ use serde_json::{json, Value as Json};
 use crate::domain::collections::collection;
 use crate::domain::reach::Scope;
 use crate::domain::record::Record;
-use crate::domain::registry::Collection;
 use crate::domain::reports::{self, Parameters};
-use crate::domain::validate::Changes;
-use crate::domain::value::Val;
 use crate::error::{Error, Result};
+use crate::ops::Operations;
 use crate::store::background::ReportClaim;
-use crate::store::records;
 use crate::store::Store;
 
-fn reports_collection() -> &'static Collection {
-    collection("reports").expect("reports is a collection")
-}
-
 /// Computes queued reports until none is left; returns how many it completed.
-pub async fn run_queued(store: &Store, now: impl Fn() -> DateTime<Utc>) -> Result<usize> {
-    let c = reports_collection();
+pub async fn run_queued(ops: &Operations) -> Result<usize> {
+    let store = ops.store();
     let mut done = 0;
     while let Some(claim) = ReportClaim::next(store).await? {
-        let (tenant, report) = (claim.tenant, claim.report.clone());
-        let scope = Scope { tenant, livemode: report.livemode, properties: None };
-        let at = now();
-        let outcome = compute(store, &scope, &report, at).await;
-        let mut ch = Changes::default();
-        match outcome {
-            Ok(result) => {
-                ch.values.insert("status", Val::Str("completed".into()));
-                ch.values.insert("result", Val::Json(result));
-            }
-            Err(e) => {
-                tracing::error!(report = %report.id, error = %e, "report failed");
-                ch.values.insert("status", Val::Str("failed".into()));
-                ch.values.insert("result", Val::Json(json!({"error": "the report could not be computed"})));
-            }
-        }
-        ch.values.insert("completed_at", Val::DateTime(at));
-        let mut tx = claim.into_write(store).await?;
-        let (_, after) = records::modify(&mut tx, &scope, c, report.id, at, |current| {
-            // Another worker may have finished it meanwhile (SQLite only).
-            Ok(if current.status() == "queued" { ch } else { Changes::default() })
-        })
-        .await?;
-        tx.commit().await?;
-        if after.status() == "completed" {
+        let scope = Scope { tenant: claim.tenant, livemode: claim.report.livemode, properties: None };
+        let at = ops.clock().now();
+        let outcome = compute(store, &scope, &claim.report, at).await;
+        if ops.finish_report(claim, outcome, at).await? {
             done += 1;
         }
     }

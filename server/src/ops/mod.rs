@@ -14,14 +14,21 @@
 //!
 //! What a collection does beyond validation and storage lives in its own module under
 //! `behaviour`; the rules themselves are plain Rust in `crate::domain`. Beside the
-//! operations: what time causes and the sandbox clock (`time`), what the embeddable flows
-//! read and write (`flows`), and the OAuth authorization server's token side (`oauth`).
+//! operations: who is asking (`access`: every credential resolved to an `Actor`), the one
+//! way a face reads a collection (`reads`), what time causes and the sandbox clock
+//! (`time`), what the embeddable flows read and write (`flows`), and the OAuth
+//! authorization server's token side (`oauth`).
 
+pub mod access;
 mod behaviour;
+pub mod demo;
 pub mod flows;
 pub mod oauth;
 pub mod outbox;
 mod postings;
+pub mod reads;
+mod reports;
+pub mod setup;
 pub mod time;
 
 use std::sync::Arc;
@@ -33,6 +40,7 @@ use uuid::Uuid;
 
 use crate::clock::Clock;
 use crate::crypto::MasterKey;
+use crate::domain::cursor::CursorKey;
 use crate::domain::reach::Scope;
 use crate::domain::record::Record;
 use crate::domain::registry::{Collection, WriteOp};
@@ -77,6 +85,16 @@ impl Actor {
         }))
     }
 
+    /// Refuses with `403 insufficient_scope` unless the actor's grants cover `scope` (an
+    /// account-wide permission such as `*:read`, rather than one collection's).
+    pub fn require_scope(&self, scope: &str) -> Result<()> {
+        if scopes::covers(&self.grants, scope) {
+            Ok(())
+        } else {
+            Err(Error::insufficient_scope(scope))
+        }
+    }
+
     /// Refuses unless the actor holds every one of `wanted` itself: no credential grants
     /// what it does not hold (`docs/api.md`, "Who may grant what"). `what` names the thing that would grant them.
     pub fn require_all(&self, wanted: &[String], what: &str) -> Result<()> {
@@ -116,6 +134,8 @@ pub struct Operations {
     key: Arc<MasterKey>,
     /// Where Gable may send webhooks (checked when a subscription's URL is set).
     guard: outbound::Guard,
+    /// Signs and checks list cursors (`reads`).
+    cursors: Arc<CursorKey>,
 }
 
 /// One unit of work: a tenant transaction with the actor, its time, and what to wake
@@ -136,8 +156,26 @@ pub struct Work {
 }
 
 impl Operations {
+    /// Operations over `store` at `clock`'s time. Its list cursors are signed with a key
+    /// of this process until `with_cursors` gives the deployment's.
     pub fn new(store: Store, clock: Clock, key: MasterKey) -> Operations {
-        Operations { store, clock, signals: Signals::default(), key: Arc::new(key), guard: outbound::Guard::default() }
+        let mut cursor_secret = [0u8; 32];
+        rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut cursor_secret);
+        Operations {
+            store,
+            clock,
+            signals: Signals::default(),
+            key: Arc::new(key),
+            guard: outbound::Guard::default(),
+            cursors: Arc::new(CursorKey::new(&cursor_secret)),
+        }
+    }
+
+    /// The same operations, signing list cursors with `cursors` (every process of a
+    /// deployment shares it, so a cursor from one process pages on another).
+    pub fn with_cursors(mut self, cursors: CursorKey) -> Operations {
+        self.cursors = Arc::new(cursors);
+        self
     }
 
     /// The same operations, checking webhook URLs against this guard (its allow-list).

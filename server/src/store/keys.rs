@@ -257,7 +257,7 @@ impl Store {
     }
 
     /// The active key a secret belongs to, recording its use (at most once a minute).
-    pub async fn authenticate(&self, secret: &str, now: DateTime<Utc>) -> Result<Option<ApiKey>> {
+    pub async fn active_key(&self, secret: &str, now: DateTime<Utc>) -> Result<Option<ApiKey>> {
         let hash = hash_secret(secret);
         let Some(mut key) = self.find_key_by_hash(&hash).await?.filter(|k| !k.revoked) else { return Ok(None) };
         if key.last_used_at.is_none_or(|t| (now - t).num_seconds() >= LAST_USED_PRECISION_SECS) {

@@ -14,7 +14,7 @@ use axum::Router;
 
 use crate::domain::flows::{FlowWrite, Grant};
 use crate::error::{Error, Result};
-use crate::http::auth::Credential;
+use crate::http::auth::Principal;
 use crate::http::body::JsonBody;
 use crate::http::client::cross_site;
 use crate::http::envelope;
@@ -36,20 +36,20 @@ async fn own_pages_only(req: Request, next: Next) -> Result<Response> {
 }
 
 /// The flow token's grant; any other credential lacks the flow API's scope.
-fn grant(cred: &Credential) -> Result<&Grant> {
+fn grant(cred: &Principal) -> Result<&Grant> {
     cred.flow.as_deref().ok_or_else(|| Error::InsufficientScope {
         message: "the flow API takes a flow token (`gft_…`), made with POST /v1/flow-tokens".into(),
         scope: "flow".into(),
     })
 }
 
-async fn session(State(st): State<ApiState>, cred: Credential) -> Result<Response> {
+async fn session(State(st): State<ApiState>, cred: Principal) -> Result<Response> {
     let g = grant(&cred)?;
     let data = flows::session(&st.app.ops, cred.actor.scope.tenant, cred.actor.scope.livemode, g).await?;
     Ok(envelope::single(StatusCode::OK, "flow_session", data))
 }
 
-async fn write(State(st): State<ApiState>, cred: Credential, idem: Idem, Path(segment): Path<String>, req: Request) -> Result<Response> {
+async fn write(State(st): State<ApiState>, cred: Principal, idem: Idem, Path(segment): Path<String>, req: Request) -> Result<Response> {
     let g = grant(&cred)?;
     let write = FlowWrite::parse(&segment)
         .ok_or_else(|| Error::NotFound { message: format!("the flow API makes no `{segment}`; see docs/embed.md"), param: None })?;

@@ -13,9 +13,8 @@ use crate::domain::list::ListQuery;
 use crate::domain::registry::{Collection, WriteOp};
 use crate::domain::scopes::Access;
 use crate::domain::workflow;
-use crate::domain::{events, reports, webhooks};
 use crate::error::{Error, Result};
-use crate::http::auth::Credential;
+use crate::http::auth::Principal;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::http::idempotency::Idem;
@@ -47,47 +46,20 @@ fn single_fields(c: &'static Collection, raw: Option<String>) -> Result<Option<V
     Ok(ListQuery::parse(c, &fields_only)?.fields)
 }
 
-pub async fn list(State(st): State<ApiState>, cred: Credential, Path(resource): Path<String>, RawQuery(raw): RawQuery) -> Result<Response> {
+pub async fn list(State(st): State<ApiState>, cred: Principal, Path(resource): Path<String>, RawQuery(raw): RawQuery) -> Result<Response> {
     let c = resolve(&resource)?;
     cred.actor.require(c, Access::Read)?;
-    let scope = &cred.actor.scope;
     let mut q = ListQuery::parse(c, &query_pairs(raw))?;
-    // Events and reports show other collections' records: each is listed only to a
-    // credential that may read what it shows.
-    let shown = match c.name {
-        "events" => events::narrow_list(c, &mut q, &cred.actor.grants),
-        "reports" => reports::narrow_list(c, &mut q, &cred.actor.grants),
-        _ => true,
-    };
-    if !shown {
-        return Ok(envelope::list::<serde_json::Value>(&[], None, false));
-    }
-    let binding = format!("{}:{}:{}", q.binding(c), scope.tenant, scope.livemode);
-    let after = match &q.cursor {
-        Some(cur) => Some(st.app.cursors.decode(cur, &binding, &q.sort)?),
-        None => None,
-    };
-    let mut page = st.app.store.list(scope, c, &q, after).await?;
-    let next = match (page.has_more, page.records.last()) {
-        (true, Some(last)) => {
-            let vals: Vec<_> = q.sort.iter().map(|k| last.sort_value(k.field)).collect();
-            Some(st.app.cursors.encode(&binding, &q.sort, &vals))
-        }
-        _ => None,
-    };
-    if c.name == "webhook-deliveries" {
-        page.records.iter_mut().for_each(|r| {
-            webhooks::conceal_from(&cred.actor.grants, r);
-        });
-    }
-    let fields = q.fields.as_deref();
-    let data: Vec<_> = page.records.iter().map(|r| r.view(c, fields)).collect();
-    Ok(envelope::list(&data, next, page.has_more))
+    // The fieldset shapes the answer only (lists are bound to their filters and sort).
+    let fields = q.fields.take();
+    let page = st.app.ops.list(&cred.actor, c, q).await?;
+    let data: Vec<_> = page.records.iter().map(|r| r.view(c, fields.as_deref())).collect();
+    Ok(envelope::list(&data, page.next, page.has_more))
 }
 
 pub async fn get(
     State(st): State<ApiState>,
-    cred: Credential,
+    cred: Principal,
     Path((resource, id)): Path<(String, String)>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response> {
@@ -95,30 +67,13 @@ pub async fn get(
     cred.actor.require(c, Access::Read)?;
     let id = parse_id(&id)?;
     let fields = single_fields(c, raw)?;
-    let mut rec = st.app.store.get(&cred.actor.scope, c, id).await?;
-    match c.name {
-        "events" => require_event_read(&cred, &rec)?,
-        "reports" => reports::require_reads(&cred.actor.grants, rec.get("kind").as_str().unwrap_or_default())?,
-        // The receiver's answer may echo the record the event carried.
-        "webhook-deliveries" => {
-            webhooks::conceal_from(&cred.actor.grants, &mut rec);
-        }
-        _ => {}
-    }
+    let rec = st.app.ops.read(&cred.actor, c, id).await?;
     Ok(envelope::single_serialized(StatusCode::OK, c.object, &rec.view(c, fields.as_deref())))
-}
-
-/// An event carries its record: reading it needs read access to that record's collection.
-fn require_event_read(cred: &Credential, event: &crate::domain::record::Record) -> Result<()> {
-    match event.get("type").as_str().and_then(events::event_type) {
-        Some(t) => cred.actor.require(crate::domain::collections::named(t.collection)?, Access::Read),
-        None => Ok(()),
-    }
 }
 
 pub async fn create(
     State(st): State<ApiState>,
-    cred: Credential,
+    cred: Principal,
     idem: Idem,
     Path(resource): Path<String>,
     req: Request,
@@ -137,7 +92,7 @@ pub async fn create(
 
 pub async fn update(
     State(st): State<ApiState>,
-    cred: Credential,
+    cred: Principal,
     Path((resource, id)): Path<(String, String)>,
     req: Request,
 ) -> Result<Response> {
@@ -149,7 +104,7 @@ pub async fn update(
     Ok(envelope::single(StatusCode::OK, c.object, rec.to_json(c, None)))
 }
 
-pub async fn delete(State(st): State<ApiState>, cred: Credential, Path((resource, id)): Path<(String, String)>) -> Result<Response> {
+pub async fn delete(State(st): State<ApiState>, cred: Principal, Path((resource, id)): Path<(String, String)>) -> Result<Response> {
     let c = resolve(&resource)?;
     check_offered(c, WriteOp::Delete, &cred)?;
     let id = parse_id(&id)?;
@@ -159,7 +114,7 @@ pub async fn delete(State(st): State<ApiState>, cred: Credential, Path((resource
 
 /// Refuses, before the body is read, what the collection does not offer (405/409) and
 /// what the credential may not do (403). Operations check both again.
-fn check_offered(c: &Collection, op: WriteOp, cred: &Credential) -> Result<()> {
+fn check_offered(c: &Collection, op: WriteOp, cred: &Principal) -> Result<()> {
     if let Some(e) = c.refuse(op) {
         return Err(e);
     }
@@ -170,7 +125,7 @@ fn check_offered(c: &Collection, op: WriteOp, cred: &Credential) -> Result<()> {
 /// The body is optional (JSON) and carries only the action's parameters.
 pub async fn action(
     State(st): State<ApiState>,
-    cred: Credential,
+    cred: Principal,
     idem: Idem,
     Path((resource, id, action)): Path<(String, String, String)>,
     req: Request,

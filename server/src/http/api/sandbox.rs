@@ -14,7 +14,7 @@ use serde_json::json;
 use super::resources::action_body;
 use crate::domain::value::parse_datetime;
 use crate::error::{Error, Result};
-use crate::http::auth::Credential;
+use crate::http::auth::Principal;
 use crate::http::envelope;
 use crate::http::state::ApiState;
 use crate::ops::time::sandbox;
@@ -24,7 +24,7 @@ pub fn router() -> Router<ApiState> {
 }
 
 /// The clock is the sandbox's: on production it does not exist.
-fn sandbox_only(cred: &Credential) -> Result<()> {
+fn sandbox_only(cred: &Principal) -> Result<()> {
     if cred.actor.scope.livemode {
         return Err(Error::NotFound {
             message: "the sandbox clock exists on the sandbox address only; live data runs on real time".into(),
@@ -39,7 +39,7 @@ fn clock_body(now: DateTime<Utc>) -> serde_json::Value {
 }
 
 /// `200` with the sandbox's time now. Any sandbox key may read it.
-async fn clock(State(st): State<ApiState>, cred: Credential) -> Result<Response> {
+async fn clock(State(st): State<ApiState>, cred: Principal) -> Result<Response> {
     sandbox_only(&cred)?;
     let now = sandbox::now(&st.app.ops, cred.actor.scope.tenant).await?;
     Ok(envelope::single(StatusCode::OK, "sandbox_clock", clock_body(now)))
@@ -47,7 +47,7 @@ async fn clock(State(st): State<ApiState>, cred: Credential) -> Result<Response>
 
 /// `200` with the sandbox's new time and what happened on the way. Needs the scope `*`:
 /// it bills rent, fires events and ends leases across the sandbox.
-async fn advance(State(st): State<ApiState>, cred: Credential, req: Request) -> Result<Response> {
+async fn advance(State(st): State<ApiState>, cred: Principal, req: Request) -> Result<Response> {
     sandbox_only(&cred)?;
     if crate::domain::scopes::missing(&cred.actor.grants, &["*".to_string()]).is_some() {
         return Err(Error::insufficient_scope("*"));

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::resources::{action_body, parse_id};
 use crate::domain::collections::named;
 use crate::error::{Error, Result};
-use crate::http::auth::Credential;
+use crate::http::auth::Principal;
 use crate::http::envelope;
 use crate::http::idempotency::Idem;
 use crate::http::state::ApiState;
@@ -31,7 +31,7 @@ fn rendered(name: &str, rec: &crate::domain::record::Record) -> Result<serde_jso
 }
 
 /// `200` with the webhook and its new `secret` (shown this once).
-async fn rotate_secret(State(st): State<ApiState>, cred: Credential, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
+async fn rotate_secret(State(st): State<ApiState>, cred: Principal, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
     let id = parse_id(&id)?;
     let body = action_body(req).await?;
     if let Some(k) = body.keys().next() {
@@ -45,7 +45,7 @@ async fn rotate_secret(State(st): State<ApiState>, cred: Credential, idem: Idem,
 }
 
 /// `201` with the attempt written for the sample event.
-async fn test(State(st): State<ApiState>, cred: Credential, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
+async fn test(State(st): State<ApiState>, cred: Principal, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
     let id = parse_id(&id)?;
     let body = action_body(req).await?;
     let mut w = st.app.ops.begin(&cred.actor).await?;
@@ -55,7 +55,7 @@ async fn test(State(st): State<ApiState>, cred: Credential, idem: Idem, Path(id)
 }
 
 /// `200` with how many events were queued again.
-async fn recover(State(st): State<ApiState>, cred: Credential, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
+async fn recover(State(st): State<ApiState>, cred: Principal, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
     let id = parse_id(&id)?;
     let body = action_body(req).await?;
     let mut w = st.app.ops.begin(&cred.actor).await?;
@@ -67,7 +67,7 @@ async fn recover(State(st): State<ApiState>, cred: Credential, idem: Idem, Path(
 /// `201` with the new attempt.
 async fn replay_delivery(
     State(st): State<ApiState>,
-    cred: Credential,
+    cred: Principal,
     idem: Idem,
     Path(id): Path<String>,
     req: Request,
@@ -84,7 +84,7 @@ async fn replay_delivery(
 }
 
 /// `201` with the attempts written (one per subscription).
-async fn replay_event(State(st): State<ApiState>, cred: Credential, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
+async fn replay_event(State(st): State<ApiState>, cred: Principal, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
     let id = parse_id(&id)?;
     let body = action_body(req).await?;
     let mut w = st.app.ops.begin(&cred.actor).await?;

@@ -78,7 +78,7 @@ both!(a_reset_deletes_the_sandbox_and_nothing_else);
 async fn the_demo_portfolio_is_ready_for_a_first_payment(app: &TestApp) {
     let t = app.tenant("Demo").await;
     let k = t.test_key.as_str();
-    let p = gable::demo::portfolio(&app.state.ops, t.id).await.expect("portfolio");
+    let p = gable::ops::demo::portfolio(&app.state.ops, t.id).await.expect("portfolio");
     assert!(p.rent_billed >= 1, "{p:?}");
     // The README's first call returns data.
     let props = app.all_pages(k, "/v1/properties").await;
@@ -111,7 +111,7 @@ async fn the_demo_portfolio_is_ready_for_a_first_payment(app: &TestApp) {
     assert_eq!(r.body["data"].as_array().map(Vec::len), Some(0));
     // A reset then the portfolio again: the same, fresh.
     reset(app, t.id).await;
-    gable::demo::portfolio(&app.state.ops, t.id).await.expect("portfolio again");
+    gable::ops::demo::portfolio(&app.state.ops, t.id).await.expect("portfolio again");
     assert_eq!(app.all_pages(k, "/v1/properties").await.len(), 1);
     assert_eq!(app.all_pages(k, "/v1/payments").await.len(), 0);
 }

@@ -19,7 +19,7 @@ async fn echoed_lead(app: &TestApp, livemode: bool, key: &str, rx: &Receiver) ->
     assert_eq!(r.status, 201, "{}", r.text);
     let r = app.call_on(livemode, key, "POST", "/v1/leads", Some(json!({ "name": "Lee Lead", "email": EMAIL }))).await;
     assert_eq!(r.status, 201, "{}", r.text);
-    gable::jobs::deliver_due(&app.state).await.expect("deliveries");
+    gable::jobs::deliver_due(&app.background).await.expect("deliveries");
     rx.wait_for(1, 10).await;
     // The background worker may have made the attempt instead: its outcome is recorded
     // after the receiver answered, so wait for the register to show it.

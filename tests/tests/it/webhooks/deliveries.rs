@@ -61,7 +61,7 @@ async fn webhook(app: &TestApp, key: &str, id: &str) -> Res {
 }
 
 async fn deliver(app: &TestApp) -> usize {
-    gable::jobs::deliver_due(&app.state).await.expect("deliveries")
+    gable::jobs::deliver_due(&app.background).await.expect("deliveries")
 }
 
 async fn signed_deliveries_reach_their_subscribers(app: &TestApp) {
@@ -411,7 +411,7 @@ async fn two_processes_deliver_each_event_once() {
         async move { node.create(key, "leads", json!({ "name": format!("Lead {i}") })).await }
     });
     futures::future::join_all(creates).await;
-    let (a, b) = tokio::join!(gable::jobs::deliver_due(&app.state), gable::jobs::deliver_due(&other.state));
+    let (a, b) = tokio::join!(gable::jobs::deliver_due(&app.background), gable::jobs::deliver_due(&other.background));
     a.unwrap();
     b.unwrap();
     let got = rx.wait_for(n, 30).await;

@@ -143,7 +143,7 @@ async fn rotate(app: &TestApp, key: &str, hook: &Hook) -> String {
 }
 
 async fn deliver(app: &TestApp) {
-    gable::jobs::deliver_due(&app.state).await.expect("deliveries");
+    gable::jobs::deliver_due(&app.background).await.expect("deliveries");
 }
 
 /// The subscription's register once it holds `n` attempts, none in flight, by attempt

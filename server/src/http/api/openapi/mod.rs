@@ -209,7 +209,7 @@ fn components() -> Components {
 // Credentials
 // ---------------------------------------------------------------------------------------------
 
-/// The names of the security schemes: what `http::auth::Credential` accepts.
+/// The names of the security schemes: what `http::auth::Principal` accepts.
 const API_KEY: &str = "api_key";
 const OAUTH2: &str = "oauth2";
 

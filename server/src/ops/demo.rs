@@ -1,5 +1,5 @@
 //! A sandbox worth trying: the small portfolio the demo tenant of a first start gets (and
-//! a sandbox reset, on request), made through the operations like any write, so that the
+//! a sandbox reset, on request: `setup`), made through the operations like any write, so that the
 //! README's first call returns data and the first test payment has an invoice to pay.
 //!
 //! One property with three units, a published listing of the vacant one, an active
@@ -10,11 +10,11 @@ use chrono::{Datelike, Duration};
 use serde_json::{json, Map, Value as Json};
 use uuid::Uuid;
 
+use super::time::leases;
+use super::{Actor, Operations, Work};
 use crate::domain::collections::named;
 use crate::domain::reach::Reach;
 use crate::error::Result;
-use crate::ops::time::leases;
-use crate::ops::{Actor, Operations, Work};
 
 /// What the portfolio holds.
 #[derive(Debug, serde::Serialize)]
