@@ -335,10 +335,10 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
                 std::io::stdin().read_line(&mut line)?;
                 line.trim_end_matches(['\r', '\n']).to_string()
             } else {
-                crate::console::sessions::random_token()
+                crate::accounts::sessions::random_token()
             };
             let name = name.unwrap_or_else(|| email.split('@').next().unwrap_or_default().to_string());
-            let user = crate::console::ConsoleService::new(ops)
+            let user = crate::accounts::AccountService::new(ops)
                 .create_user_as_operator(tenant, &email, &name, &role, &password)
                 .await
                 .map_err(|e| anyhow::anyhow!("{e}"))?;

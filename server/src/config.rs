@@ -171,7 +171,7 @@ pub struct ServeArgs {
 pub struct Settings {
     pub public_url: String,
     pub sandbox_public_url: String,
-    /// Peers whose forwarding headers are believed (`http::client`).
+    /// Peers whose forwarding headers are believed (`http::caller`).
     pub trusted_proxies: Vec<IpNet>,
     /// Addresses webhook deliveries may reach despite the SSRF guard (`outbound::Guard`).
     pub webhook_allow_cidrs: Vec<IpNet>,

@@ -19,10 +19,10 @@
 //! - `startup` binds the listeners and starts the jobs; `cli` is the `gable` command.
 #![recursion_limit = "256"] // deeply nested view types of the console pages
 
+pub mod accounts;
 pub mod cli;
 pub mod clock;
 pub mod config;
-pub mod console;
 pub mod crypto;
 pub mod domain;
 pub mod error;

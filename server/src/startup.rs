@@ -73,11 +73,11 @@ impl Application {
         let guard = crate::outbound::Guard::new(settings.webhook_allow_cidrs.clone());
         let outbound = crate::outbound::Client::new(guard.clone())?;
         let ops = Operations::new(store.clone(), clock, key).with_guard(guard).with_cursors(cursors);
-        let console = crate::console::ConsoleService::shared(ops.clone());
+        let console = crate::accounts::AccountService::shared(ops.clone());
         let embed = http::asset::Assets::load(&args.site_root);
         let state = Arc::new(AppState { store, ops, settings, outbound, embed, health: Default::default() });
-        // The client layer (`http::client`) reads the trusted proxies from the request.
-        let trusted = axum::Extension(http::client::TrustedProxies::new(&state.settings.trusted_proxies));
+        // The client layer (`http::caller`) reads the trusted proxies from the request.
+        let trusted = axum::Extension(http::caller::TrustedProxies::new(&state.settings.trusted_proxies));
         let rate_limits = http::rate_limit::RateLimits::new(args.rate_limit_live, args.rate_limit_test);
         let live_api = ApiState { app: state.clone(), livemode: true, rate_limits: rate_limits.clone() };
         let reserve = |livemode| Some(http::reserve_router(state.clone(), livemode).layer(trusted.clone()));
@@ -97,7 +97,7 @@ impl Application {
             max_connections: args.max_connections,
             max_connections_per_client: args.max_connections_per_client,
             max_header_bytes: args.max_header_bytes,
-            trusted_proxies: http::client::TrustedProxies::new(&state.settings.trusted_proxies),
+            trusted_proxies: http::caller::TrustedProxies::new(&state.settings.trusted_proxies),
         };
         let shutdown_deadline = Duration::from_secs(args.shutdown_timeout_secs);
         let metrics = match args.metrics_addr {

@@ -40,7 +40,7 @@ async fn same_origin_writes(req: Request, next: Next) -> Response {
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
         return next.run(req).await;
     }
-    let cross_site = crate::http::client::cross_site(req.headers());
+    let cross_site = crate::http::caller::cross_site(req.headers());
     if cross_site {
         tracing::warn!("refused a cross-site console request");
         return (StatusCode::FORBIDDEN, "Cross-site requests are refused. Open the console directly and try again.").into_response();

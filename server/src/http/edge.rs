@@ -2,7 +2,7 @@
 //! what each response gets last, in one layer that neither clones the routes below it
 //! nor allocates (a `from_fn` middleware does both on every request; four of them cost
 //! about a sixth of a single-record read, docs/benchmarks.md):
-//! - who the client is (`client::attach`);
+//! - who the client is (`caller::attach`);
 //! - a request id (`request_id`): on the tracing span the request runs in, in the
 //!   request's task-local for the error and success bodies, and in the `Request-Id`
 //!   response header;
@@ -23,7 +23,7 @@ use tracing::instrument::Instrumented;
 use tracing::Instrument;
 use uuid::Uuid;
 
-use crate::http::{access_log, client, request_id};
+use crate::http::{access_log, caller, request_id};
 
 /// The layer: `router.layer(Edge { listener })`, outermost.
 #[derive(Debug, Clone, Copy)]
@@ -60,7 +60,7 @@ where
 
     fn call(&mut self, mut req: Request) -> Self::Future {
         let started = Instant::now();
-        client::attach(&mut req);
+        caller::attach(&mut req);
         let id = Uuid::now_v7();
         let method = access_log::method_label(req.method());
         let span = tracing::info_span!("request", request_id = %id, method, path = %req.uri().path());

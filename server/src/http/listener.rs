@@ -44,7 +44,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tower::Service;
 
-use crate::http::client::TrustedProxies;
+use crate::http::caller::TrustedProxies;
 use crate::http::send_deadline::SendDeadline;
 
 /// hyper's smallest read buffer; a head must fit in it.
@@ -141,7 +141,7 @@ pub async fn serve(listener: TcpListener, routers: Routers, limits: Limits, mut 
             (Slot::Reserve(_), Some(reserve)) => (reserve.clone(), &once),
             _ => (routers.main.clone(), &http),
         };
-        // The peer reaches the client layer (`http::client`) as axum's `ConnectInfo`.
+        // The peer reaches the client layer (`http::caller`) as axum's `ConnectInfo`.
         let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
             req.extensions_mut().insert(ConnectInfo::<SocketAddr>(peer));
             let mut router = router.clone();

@@ -16,7 +16,7 @@ pub mod api;
 pub mod asset;
 pub mod auth;
 pub mod body;
-pub mod client;
+pub mod caller;
 pub mod console;
 pub mod edge;
 pub mod embed;

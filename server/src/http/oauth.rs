@@ -405,7 +405,7 @@ async fn authorize(State(st): State<ApiState>, headers: HeaderMap, axum::extract
 /// `POST /oauth/authorize`: the user's answer, from the consent page (same origin, with
 /// the session's CSRF token). Allow issues a code for what the user ticked and may grant.
 async fn consent(State(st): State<ApiState>, headers: HeaderMap, body: Bytes) -> Response {
-    if crate::http::client::cross_site(&headers) {
+    if crate::http::caller::cross_site(&headers) {
         return error_page(StatusCode::FORBIDDEN, "the answer must come from Gable's consent page");
     }
     let (p, c) = match checked(&st, &body).await {

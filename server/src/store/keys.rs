@@ -55,7 +55,7 @@ pub struct ApiKey {
 
 /// A freshly created key: the only time the secret exists outside the caller's hands.
 #[derive(Debug, serde::Serialize)]
-pub struct NewKey {
+pub struct IssuedKey {
     pub id: Uuid,
     pub tenant_id: Uuid,
     pub service_account_id: Uuid,
@@ -168,7 +168,7 @@ impl Store {
         livemode: bool,
         scopes: Vec<String>,
         property_ids: Option<Vec<Uuid>>,
-    ) -> Result<NewKey> {
+    ) -> Result<IssuedKey> {
         crate::domain::scopes::validate("scopes", &scopes)?;
         let secret = generate_secret(livemode);
         let key_id = Uuid::now_v7();
@@ -225,7 +225,7 @@ impl Store {
                     ]),
             )
             .await?;
-            Ok(NewKey {
+            Ok(IssuedKey {
                 id: key_id,
                 tenant_id: tenant,
                 service_account_id: service_account,

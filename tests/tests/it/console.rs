@@ -1,11 +1,11 @@
-//! The console's service (`gable::console::ConsoleService`) on both databases: accounts,
+//! The console's service (`gable::accounts::AccountService`) on both databases: accounts,
 //! sessions, throttling, service accounts, keys that work (and stop working) against
 //! `/v1` at once, roles, and tenant isolation. Time is moved, never slept through.
 
 use chrono::{Duration, Utc};
+use gable::accounts::service::{ConsoleError, Me, NewKey, NewSession, NewUser, OAuthApps, ServiceAccounts, Sessions, SignUp, Team};
+use gable::accounts::AccountService;
 use gable::clock::Clock;
-use gable::console::service::{ConsoleError, Me, NewKey, NewSession, NewUser, OAuthApps, ServiceAccounts, Sessions, SignUp, Team};
-use gable::console::ConsoleService;
 use gable::ops::Operations;
 use gable::store::Store;
 use gable_tests::{both, Backend, TestApp};
@@ -15,9 +15,9 @@ use uuid::Uuid;
 const PASSWORD: &str = "correct horse battery staple";
 
 /// The service on Gable's own clock, which the test moves.
-fn service(store: &Store) -> (ConsoleService, Clock) {
+fn service(store: &Store) -> (AccountService, Clock) {
     let clock = Clock::manual(Utc::now());
-    (ConsoleService::new(Operations::new(store.clone(), clock.clone(), gable::crypto::MasterKey::generate())), clock)
+    (AccountService::new(Operations::new(store.clone(), clock.clone(), gable::crypto::MasterKey::generate())), clock)
 }
 
 /// A client address of its own for each sign-up, so that tests which are not about
@@ -31,7 +31,7 @@ fn form(company: &str, email: &str, password: &str) -> SignUp {
     SignUp { company: company.into(), name: "Olivia Owner".into(), email: email.into(), password: password.into() }
 }
 
-async fn sign_up(svc: &ConsoleService, company: &str, email: &str) -> NewSession {
+async fn sign_up(svc: &AccountService, company: &str, email: &str) -> NewSession {
     svc.sign_up(form(company, email, PASSWORD), &anyone()).await.expect("sign-up")
 }
 
@@ -552,7 +552,7 @@ both!(operators_create_users_with_the_default_roles);
 /// and delete their tenant's apps; users see and revoke the authorizations they gave
 /// (managers: everyone's); deleting an app revokes what it holds.
 async fn oauth_apps_and_connected_apps(app: &TestApp) {
-    use gable::console::service::OAuthAppForm;
+    use gable::accounts::service::OAuthAppForm;
     let (svc, _) = service(&app.store);
     let owner = sign_up(&svc, "Maple PM", "olive@example.com").await;
     let form = |uris: &str, public: bool| OAuthAppForm { name: "Ledger Sync".into(), redirect_uris: uris.into(), public };

@@ -16,7 +16,7 @@ use crate::domain::flows::{FlowWrite, Grant};
 use crate::error::{Error, Result};
 use crate::http::auth::Principal;
 use crate::http::body::JsonBody;
-use crate::http::client::cross_site;
+use crate::http::caller::cross_site;
 use crate::http::envelope;
 use crate::http::idempotency::Idem;
 use crate::http::state::ApiState;

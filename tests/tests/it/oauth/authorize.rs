@@ -6,8 +6,8 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use gable::console::service::{NewUser, Sessions, SignUp, Team};
-use gable::console::ConsoleService;
+use gable::accounts::service::{NewUser, Sessions, SignUp, Team};
+use gable::accounts::AccountService;
 use gable_tests::{both, Res, TestApp};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -36,8 +36,8 @@ fn authorize_query(client_id: &str, scope: &str, method: Option<&str>) -> String
 }
 
 /// A property manager signed up in the console (an owner), with the console service.
-async fn sign_up_owner(app: &TestApp) -> (ConsoleService, gable::console::service::NewSession) {
-    let console = ConsoleService::new(app.state.ops.clone());
+async fn sign_up_owner(app: &TestApp) -> (AccountService, gable::accounts::service::NewSession) {
+    let console = AccountService::new(app.state.ops.clone());
     let form = SignUp { company: "Maple PM".into(), name: "Olive".into(), email: "olive@example.com".into(), password: PASSWORD.into() };
     let owner = console.sign_up(form, "127.0.0.1").await.expect("sign-up");
     (console, owner)

@@ -3,8 +3,8 @@
 //! user signed in (by HTTP, with the session cookie) grants the app on the consent page —
 //! then call the API within the granted scope, refresh, and are revoked.
 
-use gable::console::service::{Sessions, SignUp};
-use gable::console::ConsoleService;
+use gable::accounts::service::{Sessions, SignUp};
+use gable::accounts::AccountService;
 use gable_tests::{both, TestApp};
 use oauth2::basic::BasicClient;
 use oauth2::{
@@ -21,7 +21,7 @@ fn no_redirects() -> reqwest::Client {
 
 /// A property manager signs up in the console; returns their session token.
 async fn manager(app: &TestApp) -> String {
-    let console = ConsoleService::new(app.state.ops.clone());
+    let console = AccountService::new(app.state.ops.clone());
     let form = SignUp { company: "Maple PM".into(), name: "Olive".into(), email: "olive@example.com".into(), password: PASSWORD.into() };
     console.sign_up(form, "127.0.0.1").await.expect("sign-up").token
 }

@@ -4,10 +4,10 @@
 //! user who is demoted while signed in. Every read is checked on the server; hiding a
 //! link protects nothing.
 
-use gable::console::service::{
+use gable::accounts::service::{
     ConsoleError, DeliveryFilter, Me, NewUser, OAuthApps, ServiceAccounts, Sessions, SignUp, Team, WebhookForm, Webhooks,
 };
-use gable::console::ConsoleService;
+use gable::accounts::AccountService;
 use gable_tests::TestApp;
 use serde_json::json;
 use uuid::Uuid;
@@ -22,7 +22,7 @@ fn forbidden<T: std::fmt::Debug>(what: &str, r: Result<T, ConsoleError>) {
 }
 
 pub(super) struct Staff {
-    pub(super) console: ConsoleService,
+    pub(super) console: AccountService,
     pub(super) owner: Me,
     /// A `*` key of the environment the console shows.
     pub(super) key: String,
@@ -31,7 +31,7 @@ pub(super) struct Staff {
 }
 
 pub(super) async fn staff(app: &TestApp) -> Staff {
-    let console = ConsoleService::new(app.state.ops.clone());
+    let console = AccountService::new(app.state.ops.clone());
     let form = SignUp { company: "Maple PM".into(), name: "Olive".into(), email: "olive@maple.example".into(), password: PASSWORD.into() };
     let owner = console.sign_up(form, "127.0.0.1").await.expect("sign-up").me;
     let tenant: Uuid = owner.tenant_id.parse().unwrap();

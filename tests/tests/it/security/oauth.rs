@@ -6,8 +6,8 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use gable::console::service::{Me, NewUser, OAuthApps, Sessions, SignUp, Team};
-use gable::console::ConsoleService;
+use gable::accounts::service::{Me, NewUser, OAuthApps, Sessions, SignUp, Team};
+use gable::accounts::AccountService;
 use gable::store::oauth::Client;
 use gable_tests::{Backend, Res, TestApp};
 use serde_json::{json, Value};
@@ -24,7 +24,7 @@ fn challenge() -> String {
 
 /// A tenant signed up in the console: its owner, the console service, and a `*` key.
 struct Account {
-    console: ConsoleService,
+    console: AccountService,
     owner: Me,
     owner_token: String,
     tenant: Uuid,
@@ -32,7 +32,7 @@ struct Account {
 }
 
 async fn account(app: &TestApp, email: &str) -> Account {
-    let console = ConsoleService::new(app.state.ops.clone());
+    let console = AccountService::new(app.state.ops.clone());
     let form = SignUp { company: "Maple PM".into(), name: "Olive".into(), email: email.into(), password: PASSWORD.into() };
     let s = console.sign_up(form, "127.0.0.1").await.expect("sign-up");
     let tenant: Uuid = s.me.tenant_id.parse().unwrap();

@@ -1,7 +1,7 @@
 //! What a credential learns beyond its scopes (third review): a webhook delivery's
 //! response excerpt and the reports. Each runs on SQLite and PostgreSQL.
 
-use gable::console::service::{ConsoleError, NewUser, Team, Webhooks};
+use gable::accounts::service::{ConsoleError, NewUser, Team, Webhooks};
 use gable_tests::receiver::Receiver;
 use gable_tests::TestApp;
 use serde_json::json;

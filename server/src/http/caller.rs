@@ -1,4 +1,4 @@
-//! Who the client is, and whether it reached Gable over https: worked out once per
+//! Who the caller is (its address), and whether it reached Gable over https: worked out once per
 //! request from the TCP peer, the forwarding headers and the trusted-proxy list, and
 //! put in the request's extensions as `ClientInfo` (the console throttles sign-in and
 //! sign-up by its address and marks cookies `Secure` by it).

@@ -11,7 +11,7 @@ use gable_app::service::{ConsoleError, Me, NewSession, NewUser, RoleView, SignUp
 use serde_json::{json, Value as Json};
 use uuid::Uuid;
 
-use super::{invalid, passwords, require_manage, require_read, store_error, tenant_of, ConsoleService};
+use super::{invalid, passwords, require_manage, require_read, store_error, tenant_of, AccountService};
 use crate::domain::collections::collection;
 use crate::domain::reach::Scope;
 use crate::domain::record::Record;
@@ -92,7 +92,7 @@ fn user_view(u: &UserRow, roles: &HashMap<Uuid, String>) -> UserView {
     }
 }
 
-impl ConsoleService {
+impl AccountService {
     /// Validates and stores a record of a collection in the live environment, as Gable
     /// itself (sign-up makes a tenant's first roles and owner) or as a signed-in user.
     async fn create_record(&self, actor: &Actor, name: &str, body: Json) -> Result<Record, ConsoleError> {
@@ -151,7 +151,7 @@ impl ConsoleService {
     }
 
     /// Sign-in (`Sessions::sign_in`).
-    pub(super) async fn authenticate(
+    pub(super) async fn sign_in_with_password(
         &self,
         email: &str,
         password: &str,
@@ -269,7 +269,7 @@ impl ConsoleService {
 }
 
 #[async_trait::async_trait]
-impl Team for ConsoleService {
+impl Team for AccountService {
     async fn roles(&self, me: &Me) -> Result<Vec<RoleView>, ConsoleError> {
         require_read(me, "roles:read", "roles")?;
         self.role_names(tenant_of(me)?).await

@@ -1,11 +1,16 @@
-//! The console's service: the server side of the traits of `gable_app::service`, one
-//! per area of the console, each implemented by `ConsoleService` in the file of its area.
+//! The account service: a tenant's people and their access (sign-up, sign-in and
+//! sessions, users and roles, service accounts and keys, OAuth apps) and what the console
+//! manages for them (webhooks, the sandbox). It is the server side of the traits of
+//! `gable_app::service`, one per area of the console, each implemented by
+//! `AccountService` in the file of its area; the console (`http::console` hosting the
+//! pages of `gable_app`) reaches it through Leptos context (a `Console`).
 //!
-//! The console's pages call it through Leptos context (a `Console`); it keeps
-//! the rules (passwords, sessions, throttling, roles) and reaches the database only
-//! through `Store`. Security decisions are written down in `docs/console.md`.
+//! It keeps the rules (passwords, sessions, throttling, roles); reads and writes of
+//! collections go through the operations (`ops::reads`, `Operations::create` …) as the
+//! signed-in user, and the account tables through `Store`. Security decisions are written
+//! down in `docs/console.md`.
 //!
-//! - `accounts`: sign-up, sign-in, users and roles (`Team`)
+//! - `team`: sign-up, sign-in with a password, users and roles (`Team`)
 //! - `sessions`: tokens, idle and absolute expiry, the console's environment (`Sessions`)
 //! - `passwords`: password rules, argon2id off the async runtime
 //! - `throttle`: sign-in rate limits per email and per client address; sign-up per address
@@ -14,12 +19,12 @@
 //! - `sandbox`: resetting the tenant's sandbox, and the demo portfolio (`Sandbox`)
 //! - `oauth_apps`: OAuth apps and the apps users connected (`OAuthApps`)
 
-mod accounts;
 pub mod oauth_apps;
 pub mod passwords;
 mod sandbox;
 mod service_accounts;
 pub mod sessions;
+mod team;
 pub mod throttle;
 mod webhooks;
 
@@ -37,7 +42,7 @@ use crate::error::Error;
 use crate::ops::{Actor, Operations};
 use crate::store::Store;
 
-pub struct ConsoleService {
+pub struct AccountService {
     store: Store,
     /// The console's writes of records (users, roles), as every write: through
     /// operations. Its clock is Gable's one clock: sessions and throttling follow it, so
@@ -47,9 +52,9 @@ pub struct ConsoleService {
     throttle: throttle::Throttle,
 }
 
-impl ConsoleService {
+impl AccountService {
     pub fn new(ops: Operations) -> Self {
-        ConsoleService {
+        AccountService {
             store: ops.store().clone(),
             throttle: throttle::Throttle::new(ops.clock().clone()),
             ops,

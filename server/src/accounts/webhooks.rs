@@ -15,7 +15,7 @@ use gable_app::service::{
 use serde_json::{json, Map, Value as Json};
 use uuid::Uuid;
 
-use super::{actor_of, invalid, refused, require_manage, store_error, ConsoleService};
+use super::{actor_of, invalid, refused, require_manage, store_error, AccountService};
 use crate::domain::collections::collection;
 use crate::domain::events::EVENT_TYPES;
 use crate::domain::list::ListQuery;
@@ -187,7 +187,7 @@ fn body(form: &WebhookForm, editing: bool) -> Result<Json, ConsoleError> {
     Ok(Json::Object(b))
 }
 
-impl ConsoleService {
+impl AccountService {
     /// The signed-in owner or admin acting in the console's environment, with their
     /// role's permissions (the operations check them as they check a key's scopes).
     fn manager(&self, me: &Me, what: &str) -> Result<Actor, ConsoleError> {
@@ -224,7 +224,7 @@ impl ConsoleService {
 }
 
 #[async_trait::async_trait]
-impl Webhooks for ConsoleService {
+impl Webhooks for AccountService {
     fn webhook_event_types(&self) -> Vec<String> {
         EVENT_TYPES.iter().map(|e| e.name.to_string()).collect()
     }

@@ -9,7 +9,7 @@ use rand::rngs::OsRng;
 use rand::RngCore;
 use uuid::Uuid;
 
-use super::{store_error, ConsoleService};
+use super::{store_error, AccountService};
 use crate::ops::access::{SESSION_ABSOLUTE, SESSION_IDLE};
 use crate::store::console::sessions::{NewSessionRow, StoredSession};
 use crate::store::keys::hash_secret;
@@ -43,7 +43,7 @@ fn me(s: &StoredSession) -> Me {
     }
 }
 
-impl ConsoleService {
+impl AccountService {
     /// Starts a session for a user (ending `previous`, if any: rotation) and returns
     /// its token with the user as the console sees them.
     pub(super) async fn start_session(
@@ -84,13 +84,13 @@ impl ConsoleService {
 }
 
 #[async_trait::async_trait]
-impl Sessions for ConsoleService {
+impl Sessions for AccountService {
     async fn sign_up(&self, form: SignUp, client: &str) -> Result<NewSession, ConsoleError> {
         self.register(form, client).await
     }
 
     async fn sign_in(&self, email: &str, password: &str, client: &str, previous: Option<&str>) -> Result<NewSession, ConsoleError> {
-        self.authenticate(email, password, client, previous).await
+        self.sign_in_with_password(email, password, client, previous).await
     }
 
     /// The session's user, or `None` when the token is unknown, expired (idle or

@@ -6,7 +6,7 @@
 use gable_app::service::{ApiKeyView, ConsoleError, CreatedKey, Me, NewKey, ServiceAccount, ServiceAccounts};
 use uuid::Uuid;
 
-use super::{invalid, require_manage, require_read, store_error, tenant_of, ConsoleService};
+use super::{invalid, require_manage, require_read, store_error, tenant_of, AccountService};
 use crate::domain::value::format_datetime;
 use crate::error::Error;
 use crate::store::console::keys::KeyRow;
@@ -69,14 +69,14 @@ fn key_view(k: KeyRow) -> ApiKeyView {
     }
 }
 
-impl ConsoleService {
+impl AccountService {
     async fn account(&self, tenant: Uuid, id: Uuid) -> Result<ServiceAccountRow, ConsoleError> {
         self.store.console_service_account(tenant, id).await.map_err(store_error("reading a service account"))?.ok_or_else(not_found)
     }
 }
 
 #[async_trait::async_trait]
-impl ServiceAccounts for ConsoleService {
+impl ServiceAccounts for AccountService {
     async fn service_accounts(&self, me: &Me) -> Result<Vec<ServiceAccount>, ConsoleError> {
         require_read(me, "*:read", SEE)?;
         let tenant = tenant_of(me)?;

@@ -5,7 +5,7 @@
 use gable_app::service::{ConnectedAppView, ConsoleError, Me, OAuthAppForm, OAuthAppView, OAuthAppWithSecret, OAuthApps};
 use uuid::Uuid;
 
-use super::{require_manage, require_read, store_error, tenant_of, ConsoleService};
+use super::{require_manage, require_read, store_error, tenant_of, AccountService};
 use crate::domain::value::format_datetime;
 use crate::error::Error;
 use crate::store::keys::hash_secret;
@@ -49,7 +49,7 @@ fn upper_first(s: &str) -> String {
     c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
 }
 
-impl ConsoleService {
+impl AccountService {
     async fn tenant_app(&self, me: &Me, id: &str) -> Result<Client, ConsoleError> {
         let tenant = tenant_of(me)?;
         let id = id_of(id, "app")?;
@@ -68,7 +68,7 @@ impl ConsoleService {
 }
 
 #[async_trait::async_trait]
-impl OAuthApps for ConsoleService {
+impl OAuthApps for AccountService {
     async fn oauth_apps(&self, me: &Me) -> Result<Vec<OAuthAppView>, ConsoleError> {
         // The tenant's registered apps, like its keys, are part of the account's API access.
         require_read(me, "*:read", "the OAuth apps")?;

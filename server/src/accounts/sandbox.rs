@@ -4,10 +4,10 @@
 
 use gable_app::service::{ConsoleError, Me, Sandbox, SandboxReset};
 
-use super::{require_manage, store_error, tenant_of, ConsoleService};
+use super::{require_manage, store_error, tenant_of, AccountService};
 
 #[async_trait::async_trait]
-impl Sandbox for ConsoleService {
+impl Sandbox for AccountService {
     async fn reset_sandbox(&self, me: &Me, demo: bool) -> Result<SandboxReset, ConsoleError> {
         require_manage(me, "reset the sandbox")?;
         let tenant = tenant_of(me)?;
