@@ -56,7 +56,7 @@ pub fn compatible(db: &Path) -> anyhow::Result<()> {
     let applied = st
         .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, bool>(2)?, r.get::<_, Vec<u8>>(3)?)))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    let migrator = &super::SQLITE_MIGRATIONS;
+    let migrator = &super::pool::SQLITE_MIGRATIONS;
     let ours = |version: i64| migrator.iter().find(|m| m.version == version && !m.migration_type.is_down_migration());
     for (version, description, success, checksum) in &applied {
         anyhow::ensure!(

@@ -1,6 +1,6 @@
 //! Subscription signing secrets (`webhooks.secret_sealed`): reading the sealed secret
 //! and rotating it with an overlap. They belong to a subscription, not to the delivery
-//! register of the folder's `mod.rs`, which only shares the row key with them.
+//! register (the rest of this folder), which only shares the row key with them.
 
 use chrono::{DateTime, Utc};
 use sea_query::Query;

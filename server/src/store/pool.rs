@@ -1,0 +1,133 @@
+//! The connection pools: SQLite's one writing connection (`writer.rs`) and read-only ones
+//! (`readers.rs`), or PostgreSQL's pool; opening them, which database they are, applying
+//! the migrations and closing them.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::PgPoolOptions;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{PgPool, SqlitePool};
+
+use super::writer::{checkpointer, Writer};
+use super::{keys, readers, Dialect, Store};
+
+pub(super) static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
+pub(super) static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
+
+/// SQLite has one writing connection and a pool of read-only ones, all rusqlite:
+/// - reads run a whole statement at once on a pooled read-only connection (`readers`),
+///   on the calling task unless it runs long (`readers::inline`); sqlx handed each row across
+///   threads separately, which dominated list requests;
+/// - writes run on the one writing connection, statement by statement, on the calling
+///   task itself (see [`SqliteWrite`](super::SqliteWrite));
+/// - sqlx's connection is kept for the migrations only.
+#[derive(Clone)]
+pub(super) enum Pool {
+    Sqlite { migrations: SqlitePool, writer: Writer, read: readers::Pool },
+    Postgres(PgPool),
+}
+
+/// A pooled PostgreSQL connection idle this long is checked (a round trip) before it is
+/// handed out; a busier one is not: sqlx already checks each connection as it comes back,
+/// and one lost in between fails its first statement, answered `503` and then discarded.
+const CHECK_IDLE_AFTER: Duration = Duration::from_secs(1);
+
+/// How long a request waits for a PostgreSQL connection before it is answered `503
+/// service_unavailable`: long enough for a busy pool, short enough that an outage is
+/// reported at once rather than after a hang.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
+
+impl Store {
+    /// Opens the database named by `url` (`sqlite://…` or `postgres://…`).
+    /// `GABLE_DB_MAX_CONNECTIONS` sizes the pool (defaults: PostgreSQL 16; on SQLite, 4
+    /// reading connections beside its one writing connection).
+    pub async fn connect(url: &str) -> anyhow::Result<Store> {
+        let max = |default: u32| std::env::var("GABLE_DB_MAX_CONNECTIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+        let pool = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Pool::Postgres(
+                PgPoolOptions::new()
+                    .max_connections(max(16))
+                    .acquire_timeout(ACQUIRE_TIMEOUT)
+                    // sqlx checks every connection it hands out with a round trip by
+                    // default; only one idle long enough to have been lost is checked.
+                    .test_before_acquire(false)
+                    .before_acquire(|conn, meta| {
+                        Box::pin(async move {
+                            if meta.idle_for >= CHECK_IDLE_AFTER {
+                                sqlx::Connection::ping(conn).await?;
+                            }
+                            Ok(true)
+                        })
+                    })
+                    .connect(url)
+                    .await?,
+            )
+        } else {
+            let opts = SqliteConnectOptions::from_str(url)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .foreign_keys(true)
+                .busy_timeout(Duration::from_secs(10));
+            let migrations = SqlitePoolOptions::new().max_connections(1).connect_with(opts).await?;
+            let path = url.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
+            let path = path.split('?').next().unwrap_or(path);
+            let writer = rusqlite::Connection::open(path)?;
+            writer.busy_timeout(Duration::from_secs(10))?;
+            // Checkpoints run beside the writer (`checkpointer`), not inside its commits.
+            writer.execute_batch(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0;",
+            )?;
+            writer.set_prepared_statement_cache_capacity(256);
+            let writer = std::sync::Arc::new(tokio::sync::Mutex::new(Some(std::sync::Mutex::new(writer))));
+            checkpointer(path, std::sync::Arc::downgrade(&writer))?;
+            let read = readers::Readers::pool(path, max(4) as usize)?;
+            Pool::Sqlite { migrations, writer, read }
+        };
+        Ok(Store { pool, keys: keys::KeyCache::new(), listening: Default::default() })
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        match self.pool {
+            Pool::Sqlite { .. } => Dialect::Sqlite,
+            Pool::Postgres(_) => Dialect::Postgres,
+        }
+    }
+
+    /// Whether several processes may share this database (PostgreSQL): what they must
+    /// agree on (the master key) cannot live in one process's data directory.
+    pub fn is_shared(&self) -> bool {
+        matches!(self.pool, Pool::Postgres(_))
+    }
+
+    /// How many write transactions a background job runs at once. SQLite has one writing
+    /// connection, so more would only queue on it; PostgreSQL writes in parallel, and a
+    /// job takes a quarter of the pool (at most 4), leaving the rest to requests.
+    pub fn parallel_writes(&self) -> usize {
+        match &self.pool {
+            Pool::Sqlite { .. } => 1,
+            Pool::Postgres(p) => (p.options().get_max_connections() as usize / 4).clamp(1, 4),
+        }
+    }
+
+    /// Applies the database's migrations (idempotent; safe with several processes).
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        match &self.pool {
+            Pool::Sqlite { migrations, .. } => SQLITE_MIGRATIONS.run(migrations).await?,
+            Pool::Postgres(p) => POSTGRES_MIGRATIONS.run(p).await?,
+        }
+        Ok(())
+    }
+
+    pub async fn close(&self) {
+        match &self.pool {
+            Pool::Sqlite { migrations, writer, read } => {
+                read.close();
+                writer.lock().await.take();
+                migrations.close().await
+            }
+            Pool::Postgres(p) => p.close().await,
+        }
+    }
+}
