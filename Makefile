@@ -3,7 +3,7 @@
 #   make test                 everything CI runs (.ci/test)
 #   make lint                 cargo fmt --check + clippy -D warnings, as CI (.ci/lint)
 #   make audit                supply-chain checks: cargo deny + npm audit, as CI (.ci/supply-chain)
-#   make generate             rewrite the copies of the collection list from the registry (sdks/generate.py)
+#   make generate             rewrite the copies of the collection and event lists from the registry (sdks/generate.py)
 #   make bench                bench/run (when it exists)
 #   make bench-writes         bench/writes
 #   make bench-webhooks       bench/webhooks
@@ -30,7 +30,7 @@ help:
 	@echo "make lint             .ci/lint: cargo fmt --check, cargo clippy -D warnings (workspace + WASM frontend)"
 	@echo "make audit            .ci/supply-chain: cargo deny (licenses, bans, sources, advisories), npm audit of the lockfiles"
 	@echo "make ci               .ci/run (what CI runs: make test with timing, PostgreSQL mandatory)"
-	@echo "make generate         cargo build -p gable, then sdks/generate.py: the kits' collection accessors, the OpenAPI validator's list and README's, from gable collections"
+	@echo "make generate         cargo build -p gable, then sdks/generate.py: the kits' collection accessors, the OpenAPI validator's list, the docs' lists of collections and event types, from gable collections"
 	@echo "make bench            bench/run (if present)"
 	@echo "make bench-writes     bench/writes: the write path (test payments created succeeded, then reversed)"
 	@echo "make bench-webhooks   bench/webhooks: webhook deliveries/s after an outage, commit-to-receipt latency"
@@ -97,9 +97,10 @@ audit:
 	cd "$(ROOT)"
 	./.ci/supply-chain
 
-# The copies of the collection list (the starter kits' accessors, the OpenAPI validator's
-# list, README's) rewritten from the registry, as `gable collections` prints it; CI fails
-# when they are out of date (.ci/generated). GABLE_BIN=path uses that binary, unbuilt.
+# The copies of the collection list and the event catalogue (the starter kits' accessors,
+# the OpenAPI validator's list, README's lists, docs/workflows.md's events table, the
+# browser test's event types) rewritten as `gable collections --format json` prints them;
+# CI fails when they are out of date (.ci/generated). GABLE_BIN=path uses that binary, unbuilt.
 generate:
 	cd "$(ROOT)"
 	if [ -z "$${GABLE_BIN:-}" ]; then cargo build -p gable; fi

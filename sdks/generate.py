@@ -1,24 +1,28 @@
 #!/usr/bin/env python3
-"""Writes every copy of the collection list from the registry, as `gable collections` prints it.
+"""Writes every copy of the collection list and the event catalogue, as `gable collections` prints them.
 
     python3 sdks/generate.py                 rewrite the generated blocks (what `make generate` runs)
     python3 sdks/generate.py --check         write nothing; exit 1 and show the difference when a
                                              block is not what the registry says (.ci/generated)
-    python3 sdks/generate.py --input FILE    read the collections from FILE (the JSON of
-                                             `gable collections --format json`) instead of the binary
+    python3 sdks/generate.py --input FILE    read the collections and events from FILE (the JSON
+                                             of `gable collections --format json`) instead of the binary
     python3 sdks/generate.py --list          print the files this script writes
 
-The collections come from `$GABLE_BIN collections --format json` (default
-`target/debug/gable`; `make generate` builds it first). Each file of `TARGETS` below holds
+The collections (the registry, `domain::collections`) and the event types (the catalogue,
+`domain::events`) come from `$GABLE_BIN collections --format json`, an object of two
+arrays, `collections` and `events` (default binary `target/debug/gable`; `make generate`
+builds it first). Each file of `TARGETS` below holds
 one or more blocks between a `BEGIN GENERATED <name>` line and an `END GENERATED <name>`
 line (in the file's own comment syntax); this script replaces what lies between the two
 and never touches anything else. The marker lines stay as they are, and the block takes
-their indentation. The output depends on the registry alone (its order, its names), so two
-runs write the same bytes.
+their indentation. The output depends on the registry and the catalogue alone (their order,
+their names and docs), so two runs write the same bytes. No number of collections or event
+types is written anywhere by hand: the docs' tables and counts are blocks here too.
 
-What is still written by hand for a new collection (docs/architecture.md, "Adding a
-collection"): a kit class of its own, when a collection needs more than the generic one
-(as `payments` does: `SPECIAL` below), and everything outside these blocks.
+What is still written by hand for a new collection or event type (docs/development.md,
+"Adding a collection or an event type"): a kit class of its own, when a collection needs
+more than the generic one (as `payments` does: `SPECIAL` below), and everything outside
+these blocks.
 
 Python 3 standard library only.
 """
@@ -79,10 +83,23 @@ def wrap(items: list[str], width: int, indent: str, sep: str = " ") -> list[str]
 
 
 # ---- what each block holds -------------------------------------------------------------------
-# Each renderer takes the collections (dicts as `gable collections --format json` prints them)
-# and the block's indentation, and returns the block's lines.
+# Each renderer takes the collections or the event types (dicts as `gable collections --format
+# json` prints them: `Catalogue` holds both) and the block's indentation, and returns the
+# block's lines.
 
 Collections = list[dict]
+Events = list[dict]
+
+
+class Catalogue:
+    """What `gable collections --format json` prints: the collections and the event types."""
+
+    def __init__(self, collections: Collections, events: Events):
+        self.collections = collections
+        self.events = events
+
+    def object_of(self, collection: str) -> str:
+        return next(c["object"] for c in self.collections if c["name"] == collection)
 
 
 def go_fields(cs: Collections, ind: str) -> list[str]:
@@ -151,23 +168,54 @@ def readme_collections(cs: Collections, ind: str) -> list[str]:
     return [lines[0]] + ["  " + line for line in lines[1:]]
 
 
+def cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def workflows_events(cat: Catalogue, ind: str) -> list[str]:
+    out = ["", f"{ind}| Type | `data.object` | Emitted when (and by nothing else) | Also in `data` |", f"{ind}|---|---|---|---|"]
+    for e in cat.events:
+        extra = ", ".join(f"`{x['name']}`" for x in e["extra"])
+        out.append(f"{ind}| {e['name']} | {cat.object_of(e['collection'])} | {cell(e['doc'])} | {extra} |")
+    return out + [""]
+
+
+def readme_events(cat: Catalogue, ind: str) -> list[str]:
+    names = [e["name"] for e in cat.events]
+    names[0] = "`" + names[0]
+    names[-1] = names[-1] + "`."
+    lines = wrap([f"- **Events**, {len(names)} types:", *names], 90, "")
+    return [lines[0]] + ["  " + line for line in lines[1:]]
+
+
+def js_event_types(cat: Catalogue, ind: str) -> list[str]:
+    return [f"{ind}const EVENT_TYPES = [", *wrap([f"'{e['name']}'," for e in cat.events], 100, ind + "  "), f"{ind}];"]
+
+
+def of_collections(render: Callable[[Collections, str], list[str]]) -> Callable[[Catalogue, str], list[str]]:
+    """A renderer of the collections alone."""
+    return lambda cat, ind: render(cat.collections, ind)
+
+
 # file (from the repository root) -> {block name: renderer}
-TARGETS: dict[str, dict[str, Callable[[Collections, str], list[str]]]] = {
-    "sdks/go/collections.go": {"fields": go_fields, "wire": go_wire},
-    "sdks/typescript/src/client.ts": {"accessors": ts_accessors},
-    "sdks/php/src/Client.php": {"properties": php_properties, "collections": php_collections},
-    "sdks/java/src/main/java/dev/gable/Gable.java": {"accessors": java_accessors},
-    "sdks/ruby/lib/gable/client.rb": {"collections": ruby_collections},
-    "sdks/python/src/gable/client.py": {"collections": python_collections},
-    "tests/openapi/validate.py": {"collections": validator_collections},
-    "README.md": {"collections": readme_collections},
+TARGETS: dict[str, dict[str, Callable[[Catalogue, str], list[str]]]] = {
+    "sdks/go/collections.go": {"fields": of_collections(go_fields), "wire": of_collections(go_wire)},
+    "sdks/typescript/src/client.ts": {"accessors": of_collections(ts_accessors)},
+    "sdks/php/src/Client.php": {"properties": of_collections(php_properties), "collections": of_collections(php_collections)},
+    "sdks/java/src/main/java/dev/gable/Gable.java": {"accessors": of_collections(java_accessors)},
+    "sdks/ruby/lib/gable/client.rb": {"collections": of_collections(ruby_collections)},
+    "sdks/python/src/gable/client.py": {"collections": of_collections(python_collections)},
+    "tests/openapi/validate.py": {"collections": of_collections(validator_collections)},
+    "tests/browser/webhooks.test.mjs": {"events": js_event_types},
+    "README.md": {"collections": of_collections(readme_collections), "events": readme_events},
+    "docs/workflows.md": {"events": workflows_events},
 }
 
 BEGIN = re.compile(r"^(\s*)\S.*\bBEGIN GENERATED ([a-z-]+)\b")
 END = re.compile(r"\bEND GENERATED ([a-z-]+)\b")
 
 
-def render(path: str, text: str, cs: Collections) -> str:
+def render(path: str, text: str, cat: Catalogue) -> str:
     """`text` with each of its blocks rewritten; every block the table names must be there, once."""
     renderers = TARGETS[path]
     lines = text.split("\n")
@@ -194,7 +242,7 @@ def render(path: str, text: str, cs: Collections) -> str:
             i += 1
         if i == len(lines):
             raise SystemExit(f"generate: {path}: block {name!r} has no END GENERATED {name}")
-        out.extend(renderers[name](cs, indent))
+        out.extend(renderers[name](cat, indent))
         out.append(lines[i])
         i += 1
         done.add(name)
@@ -204,7 +252,7 @@ def render(path: str, text: str, cs: Collections) -> str:
     return "\n".join(out)
 
 
-def load(input_file: str | None) -> Collections:
+def load(input_file: str | None) -> Catalogue:
     if input_file:
         raw = Path(input_file).read_text()
     else:
@@ -216,15 +264,24 @@ def load(input_file: str | None) -> Collections:
             raw = subprocess.run([binary, "collections", "--format", "json"], check=True, capture_output=True, text=True).stdout
         except subprocess.CalledProcessError as e:
             raise SystemExit(f"generate: `{binary} collections --format json` failed: {e.stderr.strip()}")
-    cs = json.loads(raw)
-    if not isinstance(cs, list) or not cs:
-        raise SystemExit("generate: the collections are not a non-empty JSON array")
+    printed = json.loads(raw)
+    if not isinstance(printed, dict) or not isinstance(printed.get("collections"), list) or not isinstance(printed.get("events"), list):
+        raise SystemExit("generate: not what `gable collections --format json` prints: an object of `collections` and `events`")
+    cs, events = printed["collections"], printed["events"]
+    if not cs or not events:
+        raise SystemExit("generate: no collections or no event types")
     for c in cs:
         if not re.fullmatch(r"[a-z]+(-[a-z]+)*", str(c.get("name"))):
             raise SystemExit(f"generate: {c.get('name')!r} is not a collection name (lowercase words joined by `-`)")
         if not isinstance(c.get("operations"), list):
             raise SystemExit(f"generate: {c['name']} has no operations")
-    return cs
+    names = {c["name"] for c in cs}
+    for e in events:
+        if not re.fullmatch(r"[a-z]+(_[a-z]+)*\.[a-z]+(_[a-z]+)*", str(e.get("name"))):
+            raise SystemExit(f"generate: {e.get('name')!r} is not an event type name (`<object>.<verb>`)")
+        if e.get("collection") not in names:
+            raise SystemExit(f"generate: {e['name']}: its collection {e.get('collection')!r} is not one of the collections")
+    return Catalogue(cs, events)
 
 
 def main() -> int:
@@ -236,12 +293,12 @@ def main() -> int:
     if args.list:
         print("\n".join(TARGETS))
         return 0
-    cs = load(args.input)
+    cat = load(args.input)
     stale = []
     for path in TARGETS:
         file = ROOT / path
         old = file.read_text()
-        new = render(path, old, cs)
+        new = render(path, old, cat)
         if new == old:
             continue
         stale.append(path)
@@ -251,8 +308,8 @@ def main() -> int:
             file.write_text(new)
             print(f"generate: wrote {path}")
     if args.check and stale:
-        print(f"generate: {len(stale)} of {len(TARGETS)} files differ from the registry ({len(cs)} collections): "
-              "run `make generate`", file=sys.stderr)
+        print(f"generate: {len(stale)} of {len(TARGETS)} files differ from the registry and the catalogue "
+              f"({len(cat.collections)} collections, {len(cat.events)} event types): run `make generate`", file=sys.stderr)
         return 1
     if not stale:
         done = "all up to date"
@@ -260,7 +317,7 @@ def main() -> int:
         done = "all rewritten"
     else:
         done = f"{len(stale)} rewritten, the others up to date"
-    print(f"generate: {len(cs)} collections; {len(TARGETS)} files, {done}")
+    print(f"generate: {len(cat.collections)} collections, {len(cat.events)} event types; {len(TARGETS)} files, {done}")
     return 0
 
 

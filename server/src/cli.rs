@@ -13,6 +13,7 @@ use crate::store::{schema, Dialect, Store};
 
 mod backup;
 mod collections;
+mod migration;
 
 #[derive(Parser)]
 #[command(name = "gable", version, about = "Gable: tenant-scoped property operations (API, console, flows)")]
@@ -81,6 +82,8 @@ enum Command {
     Restore(backup::RestoreArgs),
     /// Prints the collections of the registry (`--format json` for generators).
     Collections(collections::CollectionsArgs),
+    /// Prints a new collection's migration for each database, or writes it (`--write`).
+    Migration(migration::MigrationArgs),
     /// Prints the schema the registry implies (how the first migrations were made).
     #[command(hide = true)]
     Schema {
@@ -294,6 +297,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
     match command {
         Command::Schema { dialect } => print_out(&schema::init_ddl(dialect)),
         Command::Collections(args) => collections::run(&args),
+        Command::Migration(args) => migration::run(&args),
         Command::Backup(args) => print_json(&backup::backup(&args, &config, sqlite_file(&store_args)?)?),
         Command::Restore(args) => {
             let restored = backup::restore(&args, &config, sqlite_file(&store_args)?)?;

@@ -29,6 +29,7 @@ use uuid::Uuid;
 pub mod pg_cluster;
 pub mod process;
 pub mod receiver;
+pub mod schema;
 pub mod world;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,16 +303,7 @@ async fn fresh_sqlite() -> (Store, String, tempfile::TempDir) {
 /// A fresh migrated PostgreSQL database and its URL, or `None` (with a loud note) when
 /// PostgreSQL is unreachable and not required.
 async fn fresh_postgres() -> Option<(Store, String)> {
-    let url = admin_url();
-    let required = std::env::var("GABLE_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
-    let mut admin = match PgConnection::connect(&url).await {
-        Ok(c) => c,
-        Err(e) if !required => {
-            eprintln!("SKIPPED (PostgreSQL unreachable at {url}: {e}); set GABLE_REQUIRE_POSTGRES=1 to fail instead");
-            return None;
-        }
-        Err(e) => panic!("PostgreSQL is required (GABLE_REQUIRE_POSTGRES=1) but unreachable at {url}: {e}"),
-    };
+    let (mut admin, url) = postgres_admin().await?;
     let template = postgres_template(&mut admin, &url).await.expect("template database");
     drop_stale(&mut admin).await;
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
@@ -322,6 +314,21 @@ async fn fresh_postgres() -> Option<(Store, String)> {
     let store = Store::connect(&db_url).await.expect("open postgres");
     store.migrate().await.expect("migrate postgres");
     Some((store, db_url))
+}
+
+/// The admin connection and its URL, or `None` (with a loud note) when PostgreSQL is
+/// unreachable and not required.
+async fn postgres_admin() -> Option<(PgConnection, String)> {
+    let url = admin_url();
+    let required = std::env::var("GABLE_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
+    match PgConnection::connect(&url).await {
+        Ok(c) => Some((c, url)),
+        Err(e) if !required => {
+            eprintln!("SKIPPED (PostgreSQL unreachable at {url}: {e}); set GABLE_REQUIRE_POSTGRES=1 to fail instead");
+            None
+        }
+        Err(e) => panic!("PostgreSQL is required (GABLE_REQUIRE_POSTGRES=1) but unreachable at {url}: {e}"),
+    }
 }
 
 impl TestApp {

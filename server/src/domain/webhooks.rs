@@ -62,7 +62,7 @@ pub fn generate_secret() -> String {
     format!("{SECRET_PREFIX}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
 }
 
-/// Checks a subscription's event names: the 23 contracts, or `*` alone.
+/// Checks a subscription's event names: the contracts (`events::EVENT_TYPES`), or `*` alone.
 pub fn check_events(names: &[String]) -> Result<()> {
     if names.is_empty() {
         return Err(Error::validation("events", "name at least one event type, or \"*\" for all"));

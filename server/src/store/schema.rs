@@ -1,15 +1,17 @@
 //! Table definitions derived from the registry, for both databases.
 //!
 //! `gable schema --dialect sqlite|postgres` prints them; the output was committed as the
-//! first migration of each database (`migrations/*/0001_init.sql`). Later schema changes
-//! are new migration files; the schema test checks the migrated database still has a
-//! column of the right kind for every field of every collection.
+//! first migration of each database (`migrations/*/20261122000001_init.sql`). Later schema
+//! changes are new migration files; `gable migration <collection>` prints a new
+//! collection's (`collection_migration`). `tests/tests/it/migrations.rs` migrates a fresh
+//! database of each kind and compares it with one made from `init_ddl`: the migrations
+//! must make the schema this module describes.
 
 use std::fmt::Write;
 
 use super::Dialect;
 use crate::domain::collections::{collection, COLLECTIONS};
-use crate::domain::registry::{Collection, Field, Ty};
+use crate::domain::registry::{Collection, Field, SecretStore, Ty};
 
 /// The row-level-security condition of every tenant table on PostgreSQL: the tenant and
 /// the environment a tenant transaction set (`Store::begin_tenant`).
@@ -50,53 +52,93 @@ fn field_not_null(f: &Field) -> bool {
 
 /// The DDL of every collection table, with keys, foreign keys and indexes.
 pub fn collections_ddl(d: Dialect) -> String {
+    let mut out: String = COLLECTIONS.iter().map(|c| table_ddl(c, d)).collect();
+    if d == Dialect::Postgres {
+        // Tables reference each other in both directions, so keys come after all tables.
+        for c in COLLECTIONS {
+            out.push_str(&added_foreign_keys(c));
+        }
+        out.push_str("\n-- Row-level security: a second wall behind the application's own tenant scoping.\n");
+        out.push_str("-- Tenant-scoped work runs as gable_app with gable.tenant_id and gable.livemode set.\n");
+        for c in COLLECTIONS {
+            out.push_str(&wall(c));
+        }
+    }
+    out
+}
+
+/// One collection's table: its columns, its key (on SQLite its foreign keys too: SQLite
+/// cannot add them later) and its indexes, after a comment naming it.
+fn table_ddl(c: &Collection, d: Dialect) -> String {
     let mut out = String::new();
     let (uuid, ts, boolean) = match d {
         Dialect::Sqlite => ("TEXT", "TEXT", "INTEGER"),
         Dialect::Postgres => ("UUID", "TIMESTAMPTZ", "BOOLEAN"),
     };
     let json = if d == Dialect::Postgres { "JSONB" } else { "TEXT" };
-    for c in COLLECTIONS {
-        let _ = writeln!(out, "-- {}: {}", c.name, c.doc);
-        let _ = writeln!(out, "CREATE TABLE {} (", c.table);
-        col(&mut out, "tenant_id", &format!("{uuid} NOT NULL REFERENCES tenants (id)"), false);
-        col(&mut out, "livemode", boolean, true);
-        col(&mut out, "id", uuid, true);
-        col(&mut out, "created_at", ts, true);
-        col(&mut out, "updated_at", ts, true);
-        if c.metadata {
-            col(&mut out, "metadata", json, true);
-        }
-        for f in c.fields {
-            col(&mut out, f.name, column_type(f.ty, d), field_not_null(f));
-        }
-        for (name, ty) in hidden_columns(c) {
-            col(&mut out, name, ty, false);
-        }
-        let mut constraints = vec!["    PRIMARY KEY (tenant_id, livemode, id)".to_string()];
-        if d == Dialect::Sqlite {
-            constraints.extend(foreign_keys(c).into_iter().map(|fk| format!("    {fk}")));
-        }
-        let _ = writeln!(out, "{}\n);", constraints.join(",\n"));
-        for stmt in indexes(c) {
-            let _ = writeln!(out, "{stmt}");
-        }
-        out.push('\n');
+    let _ = writeln!(out, "-- {}: {}", c.name, c.doc);
+    let _ = writeln!(out, "CREATE TABLE {} (", c.table);
+    col(&mut out, "tenant_id", &format!("{uuid} NOT NULL REFERENCES tenants (id)"), false);
+    col(&mut out, "livemode", boolean, true);
+    col(&mut out, "id", uuid, true);
+    col(&mut out, "created_at", ts, true);
+    col(&mut out, "updated_at", ts, true);
+    if c.metadata {
+        col(&mut out, "metadata", json, true);
     }
+    for f in c.fields {
+        col(&mut out, f.name, column_type(f.ty, d), field_not_null(f));
+    }
+    for (name, ty) in hidden_columns(c) {
+        col(&mut out, name, ty, false);
+    }
+    let mut constraints = vec!["    PRIMARY KEY (tenant_id, livemode, id)".to_string()];
+    if d == Dialect::Sqlite {
+        constraints.extend(foreign_keys(c).into_iter().map(|fk| format!("    {fk}")));
+    }
+    let _ = writeln!(out, "{}\n);", constraints.join(",\n"));
+    for stmt in indexes(c) {
+        let _ = writeln!(out, "{stmt}");
+    }
+    out.push('\n');
+    out
+}
+
+/// PostgreSQL: a collection's foreign keys, added once the tables they name exist.
+fn added_foreign_keys(c: &Collection) -> String {
+    foreign_keys(c).iter().map(|fk| format!("ALTER TABLE {} ADD {fk};\n", c.table)).collect()
+}
+
+/// PostgreSQL: a collection table's row-level security, the `tenant_wall` policy.
+fn wall(c: &Collection) -> String {
+    format!(
+        "ALTER TABLE {t} ENABLE ROW LEVEL SECURITY;\nCREATE POLICY tenant_wall ON {t} USING ({TENANT_WALL}) WITH CHECK ({TENANT_WALL});\n",
+        t = c.table
+    )
+}
+
+/// PostgreSQL: what tenant transactions (the `gable_app` role) may do to a collection table.
+fn grant(c: &Collection) -> String {
+    format!("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO gable_app;\n", c.table)
+}
+
+/// The migration that adds one collection to a database that has every other: its table
+/// and indexes and, on PostgreSQL, its foreign keys, its `tenant_wall` and its grant to
+/// `gable_app` (what the first migration and `20261123000001_walls.sql` give every
+/// collection). `gable migration <collection>` prints it for both databases.
+///
+/// Only the new table's own references are in it: a field of another collection that
+/// refers to the new one is a change of that collection, in the same migration by hand.
+pub fn collection_migration(c: &Collection, d: Dialect) -> String {
+    let mut out = format!("-- The `{}` collection, as `gable migration {}` prints it from the collection registry.\n\n", c.name, c.name);
+    out.push_str(&table_ddl(c, d));
     if d == Dialect::Postgres {
-        // Tables reference each other in both directions, so keys come after all tables.
-        for c in COLLECTIONS {
-            for fk in foreign_keys(c) {
-                let _ = writeln!(out, "ALTER TABLE {} ADD {fk};", c.table);
-            }
-        }
-        out.push_str("\n-- Row-level security: a second wall behind the application's own tenant scoping.\n");
-        out.push_str("-- Tenant-scoped work runs as gable_app with gable.tenant_id and gable.livemode set.\n");
-        for c in COLLECTIONS {
-            let _ = writeln!(out, "ALTER TABLE {} ENABLE ROW LEVEL SECURITY;", c.table);
-            let _ = writeln!(out, "CREATE POLICY tenant_wall ON {t} USING ({TENANT_WALL}) WITH CHECK ({TENANT_WALL});", t = c.table);
-        }
+        out.push_str(&added_foreign_keys(c));
+        out.push_str(&wall(c));
+        out.push_str(&grant(c));
     }
+    out.truncate(out.trim_end().len());
+    out.push('\n');
     out
 }
 
@@ -136,8 +178,10 @@ fn indexes(c: &Collection) -> Vec<String> {
             cols = cols.join(", ")
         ));
     }
-    for (name, _) in hidden_columns(c) {
-        v.push(format!("CREATE UNIQUE INDEX {t}_{name} ON {t} ({name});", t = c.table));
+    // A hashed secret (a token) is how its record is found when it comes back; a sealed
+    // one is only ever read from its own row, so it has no index.
+    for s in c.secret.iter().filter(|s| s.stored == SecretStore::Hashed) {
+        v.push(format!("CREATE UNIQUE INDEX {t}_{name} ON {t} ({name});", t = c.table, name = s.column));
     }
     v
 }
@@ -183,7 +227,7 @@ pub fn init_ddl(d: Dialect) -> String {
         // Tenant data only: never Gable's own bookkeeping (keys, tenants, secrets).
         out.push_str("\nGRANT USAGE ON SCHEMA public TO gable_app;\n");
         for c in COLLECTIONS {
-            let _ = writeln!(out, "GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO gable_app;", c.table);
+            out.push_str(&grant(c));
         }
     }
     out

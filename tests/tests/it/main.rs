@@ -16,6 +16,7 @@ mod console;
 mod events;
 mod flows;
 mod ledger;
+mod migrations;
 mod oauth;
 mod production;
 mod reports;

@@ -424,7 +424,7 @@ async fn two_processes_deliver_each_event_once() {
     app.stop().await;
 }
 
-/// Every one of the 23 event types can be delivered: a test send of each reaches the
+/// Every event type of the catalogue can be delivered: a test send of each reaches the
 /// receiver signed, with the type's record as `data.object`.
 async fn every_event_type_is_deliverable(app: &TestApp) {
     let t = app.tenant("A").await;
@@ -446,7 +446,7 @@ async fn every_event_type_is_deliverable(app: &TestApp) {
         assert_eq!(body["test"], true);
         assert!(verified_on_arrival(req, &hook.secret), "{}", e.name);
     }
-    assert_eq!(types.len(), 23);
+    assert_eq!(got.len(), types.len(), "one test delivery per type, nothing else");
 }
 gable_tests::both!(every_event_type_is_deliverable, |b| b.local_webhooks());
 
