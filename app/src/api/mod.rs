@@ -4,7 +4,7 @@
 //!
 //! One file per area of the console, as the pages are (`pages/`); this one holds the helpers
 //! they share on the server (`ssr`) and what the server provides (`ConsoleConfig`,
-//! `ClientInfo`).
+//! `Caller`).
 
 mod oauth;
 mod sandbox;
@@ -21,7 +21,7 @@ pub use team::*;
 pub use webhooks::*;
 
 #[cfg(feature = "ssr")]
-pub use ssr::{session_token_in, ClientInfo, ConsoleConfig};
+pub use ssr::{session_token_in, Caller, ConsoleConfig};
 
 #[cfg(feature = "ssr")]
 mod ssr {
@@ -45,7 +45,7 @@ mod ssr {
     /// layer (`server/src/http/client.rs`, which believes forwarding headers only from
     /// trusted proxies) and left in the request's extensions.
     #[derive(Clone, Debug, PartialEq, Eq)]
-    pub struct ClientInfo {
+    pub struct Caller {
         /// The client's address: the peer's, or the one a trusted proxy forwarded.
         pub address: Option<std::net::IpAddr>,
         /// A trusted proxy says the client reached it over https.
@@ -76,14 +76,14 @@ mod ssr {
         })
     }
 
-    fn client() -> Option<ClientInfo> {
-        parts().and_then(|p| p.extensions.get::<ClientInfo>().cloned())
+    fn caller() -> Option<Caller> {
+        parts().and_then(|p| p.extensions.get::<Caller>().cloned())
     }
 
     /// The client's address, for sign-in and sign-up throttling ("unknown", one shared
     /// bucket, if the HTTP layer did not say).
     pub fn client_address() -> String {
-        client().and_then(|c| c.address).map_or_else(|| "unknown".into(), |a| a.to_string())
+        caller().and_then(|c| c.address).map_or_else(|| "unknown".into(), |a| a.to_string())
     }
 
     pub fn error(e: ConsoleError) -> ServerFnError {
@@ -110,7 +110,7 @@ mod ssr {
 
     fn cookie(value: &str, max_age: u64) -> String {
         // Over https: by the public URL, or as a trusted TLS-terminating proxy says.
-        let secure = use_context::<ConsoleConfig>().is_some_and(|c| c.secure_cookies) || client().is_some_and(|c| c.https);
+        let secure = use_context::<ConsoleConfig>().is_some_and(|c| c.secure_cookies) || caller().is_some_and(|c| c.https);
         format!("{SESSION_COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{}", if secure { "; Secure" } else { "" })
     }
 

@@ -87,7 +87,7 @@ pub struct DeliveryDetail {
 #[cfg(feature = "ssr")]
 #[async_trait::async_trait]
 pub trait Webhooks: Send + Sync + 'static {
-    /// The event types a subscription can take (the 23 contracts), in their documented order.
+    /// The event types a subscription can take (the catalogue's), in their documented order.
     fn webhook_event_types(&self) -> Vec<String>;
     /// The subscriptions of the console's environment, newest first.
     async fn webhooks(&self, me: &Me) -> Result<Vec<WebhookView>>;

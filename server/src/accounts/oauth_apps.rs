@@ -10,9 +10,9 @@ use crate::domain::value::format_datetime;
 use crate::error::Error;
 use crate::store::keys::hash_secret;
 use crate::store::keys::random_secret;
-use crate::store::oauth::Client;
+use crate::store::oauth::OAuthClient;
 
-fn view(c: &Client) -> OAuthAppView {
+fn view(c: &OAuthClient) -> OAuthAppView {
     OAuthAppView {
         id: c.id.to_string(),
         client_id: c.client_id.clone(),
@@ -50,7 +50,7 @@ fn upper_first(s: &str) -> String {
 }
 
 impl AccountService {
-    async fn tenant_app(&self, me: &Me, id: &str) -> Result<Client, ConsoleError> {
+    async fn tenant_app(&self, me: &Me, id: &str) -> Result<OAuthClient, ConsoleError> {
         let tenant = tenant_of(me)?;
         let id = id_of(id, "app")?;
         let apps = self.store.oauth_clients_of(tenant).await.map_err(store_error("listing oauth apps"))?;

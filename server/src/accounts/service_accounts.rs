@@ -9,8 +9,8 @@ use uuid::Uuid;
 use super::{invalid, require_manage, require_read, store_error, tenant_of, AccountService};
 use crate::domain::value::format_datetime;
 use crate::error::Error;
-use crate::store::console::keys::KeyRow;
-use crate::store::console::service_accounts::{Changed, ServiceAccountRow};
+use crate::store::accounts::keys::KeyRow;
+use crate::store::accounts::service_accounts::{Changed, ServiceAccountRow};
 
 pub const NAME_MAX: usize = 100;
 const MANAGE: &str = "manage service accounts";

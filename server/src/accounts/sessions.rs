@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use super::{store_error, AccountService};
 use crate::ops::access::{SESSION_ABSOLUTE, SESSION_IDLE};
-use crate::store::console::sessions::{NewSessionRow, StoredSession};
+use crate::store::accounts::sessions::{NewSessionRow, StoredSession};
 use crate::store::keys::hash_secret;
 
 /// Tokens longer than this are not ours (ours are 43 characters).

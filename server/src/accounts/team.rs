@@ -19,7 +19,7 @@ use crate::domain::validate;
 use crate::domain::value::format_datetime;
 use crate::error::Error;
 use crate::ops::Actor;
-use crate::store::console::users::UserRow;
+use crate::store::accounts::users::UserRow;
 
 /// The roles every tenant starts with: name, permissions (scopes), description.
 pub const DEFAULT_ROLES: [(&str, &str, &str); 3] = [

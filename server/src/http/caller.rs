@@ -1,6 +1,6 @@
 //! Who the caller is (its address), and whether it reached Gable over https: worked out once per
 //! request from the TCP peer, the forwarding headers and the trusted-proxy list, and
-//! put in the request's extensions as `ClientInfo` (the console throttles sign-in and
+//! put in the request's extensions as `Caller` (the console throttles sign-in and
 //! sign-up by its address and marks cookies `Secure` by it).
 //!
 //! Forwarding headers are believed only from a peer in the trusted list (empty by
@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, Request};
 use axum::http::HeaderMap;
-pub use gable_app::api::ClientInfo;
+pub use gable_app::api::Caller;
 use ipnet::IpNet;
 
 /// The proxies whose forwarding headers are believed, in the request's extensions
@@ -70,11 +70,11 @@ pub fn cross_site(headers: &HeaderMap) -> bool {
 }
 
 /// The client of a request from `peer` with these headers.
-pub fn resolve(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &TrustedProxies) -> ClientInfo {
+pub fn resolve(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &TrustedProxies) -> Caller {
     // An IPv4 peer on a dual-stack listener arrives as ::ffff:a.b.c.d.
-    let Some(peer) = peer.map(|p| p.to_canonical()) else { return ClientInfo { address: None, https: false } };
+    let Some(peer) = peer.map(|p| p.to_canonical()) else { return Caller { address: None, https: false } };
     if !trusted.contains(&peer) {
-        return ClientInfo { address: Some(peer), https: false };
+        return Caller { address: Some(peer), https: false };
     }
     let mut client = peer;
     for hop in forwarded_for(headers).iter().rev() {
@@ -88,7 +88,7 @@ pub fn resolve(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &TrustedProxi
         }
     }
     let https = forwarded_proto(headers).is_some_and(|p| p.eq_ignore_ascii_case("https"));
-    ClientInfo { address: Some(client), https }
+    Caller { address: Some(client), https }
 }
 
 /// The hops the proxies recorded, left (farthest) to right (nearest); `None` for one

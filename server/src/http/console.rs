@@ -52,7 +52,7 @@ async fn same_origin_writes(req: Request, next: Next) -> Response {
 /// https address, or a trusted proxy that received https), HSTS: a browser that once
 /// reached the console securely never again sends its session cookie in the clear.
 async fn security_headers(https_address: bool, req: Request, next: Next) -> Response {
-    let https = https_address || req.extensions().get::<gable_app::api::ClientInfo>().is_some_and(|c| c.https);
+    let https = https_address || req.extensions().get::<gable_app::api::Caller>().is_some_and(|c| c.https);
     let mut resp = next.run(req).await;
     let h = resp.headers_mut();
     if https {

@@ -254,7 +254,7 @@ fn issuer(st: &ApiState) -> String {
 
 /// The checked request: its app, where to answer, and what it asks.
 struct Checked {
-    client: crate::store::oauth::Client,
+    client: crate::store::oauth::OAuthClient,
     redirect_uri: String,
     state: Option<String>,
     challenge: String,
@@ -311,7 +311,7 @@ async fn check(st: &ApiState, p: &AuthzParams) -> Result<Checked, Shown> {
     })
 }
 
-async fn signed_in(st: &ApiState, headers: &HeaderMap) -> Result<Option<crate::store::console::sessions::StoredSession>, Response> {
+async fn signed_in(st: &ApiState, headers: &HeaderMap) -> Result<Option<crate::store::accounts::sessions::StoredSession>, Response> {
     let Some(token) = gable_app::api::session_token_in(headers) else { return Ok(None) };
     match st.app.ops.session(&token).await {
         Ok(found) => Ok(found.map(|s| s.session)),

@@ -18,7 +18,7 @@ use super::{Actor, Operations};
 use crate::domain::flows::{self, Grant};
 use crate::domain::reach::Scope;
 use crate::error::{Error, Result};
-use crate::store::console::sessions::StoredSession;
+use crate::store::accounts::sessions::StoredSession;
 use crate::store::keys::hash_secret;
 
 /// What kind of credential a principal came with.

@@ -12,7 +12,7 @@ use uuid::Uuid;
 use crate::domain::oauth as rules;
 use crate::error::Error;
 use crate::store::keys::hash_secret;
-use crate::store::oauth::{Client, Grant, Issued};
+use crate::store::oauth::{Grant, Issued, OAuthClient};
 use crate::store::{Intent, Store};
 
 /// Registers an app after checking its name and redirect URIs; returns it and, for a
@@ -25,13 +25,13 @@ pub async fn register_client(
     public: bool,
     livemode: bool,
     now: DateTime<Utc>,
-) -> std::result::Result<(Client, Option<String>), Error> {
+) -> std::result::Result<(OAuthClient, Option<String>), Error> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 100 {
         return Err(Error::validation("name", "must be 1 to 100 characters"));
     }
     check_redirect_uris(redirect_uris)?;
-    store.oauth_create_client(crate::store::oauth::NewClient { tenant_id: tenant, name, redirect_uris, public, livemode, now }).await
+    store.oauth_create_client(crate::store::oauth::NewOAuthClient { tenant_id: tenant, name, redirect_uris, public, livemode, now }).await
 }
 
 /// An app's redirect URIs: 1 to 10, each https or loopback http, no fragment.
@@ -46,7 +46,7 @@ pub fn check_redirect_uris(redirect_uris: &[String]) -> std::result::Result<(), 
 }
 
 /// An app as the CLI and the console show it (never its secret).
-pub fn client_json(c: &Client) -> Value {
+pub fn client_json(c: &OAuthClient) -> Value {
     json!({
         "object": "oauth_client",
         "id": c.id,
@@ -122,7 +122,7 @@ pub struct ClientAuth {
 
 /// The client, if it authenticates: a confidential client by its secret (compared as
 /// hashes, in constant time), a public one by its id alone (PKCE binds its codes).
-pub async fn authenticate_client(store: &Store, auth: &ClientAuth) -> Result<Client> {
+pub async fn authenticate_client(store: &Store, auth: &ClientAuth) -> Result<OAuthClient> {
     let refuse = |m: &str| TokenError::InvalidClient { message: m.to_string(), basic: auth.basic };
     let client = store.oauth_client(&auth.client_id).await?.ok_or_else(|| refuse("unknown client"))?;
     match (&client.secret_hash, &auth.secret) {
@@ -144,7 +144,7 @@ pub async fn authenticate_client(store: &Store, auth: &ClientAuth) -> Result<Cli
 /// verifier it was issued for. A code presented again revokes what its first use issued.
 pub async fn exchange_code(
     store: &Store,
-    client: &Client,
+    client: &OAuthClient,
     code: &str,
     redirect_uri: &str,
     verifier: &str,
@@ -191,7 +191,7 @@ pub async fn exchange_code(
 
 /// `grant_type=refresh_token`: a new pair for a refresh token, which is spent. A spent
 /// refresh token presented again revokes its whole family (RFC 9700 §4.14.2).
-pub async fn refresh(store: &Store, client: &Client, token: &str, scope: Option<&str>, now: DateTime<Utc>) -> Result<Issued> {
+pub async fn refresh(store: &Store, client: &OAuthClient, token: &str, scope: Option<&str>, now: DateTime<Utc>) -> Result<Issued> {
     let invalid = |m: &str| TokenError::InvalidGrant(m.to_string());
     let mut tx = store.begin_system(Intent::Write).await?;
     let found = match Store::oauth_token_in(&mut tx, token).await? {
@@ -237,7 +237,7 @@ pub async fn refresh(store: &Store, client: &Client, token: &str, scope: Option<
 
 /// RFC 7009: a refresh token revokes its authorization; an access token ends alone.
 /// Tokens of other clients, and unknown ones, are answered the same (nothing to tell).
-pub async fn revoke(store: &Store, client: &Client, token: &str, now: DateTime<Utc>) -> Result<()> {
+pub async fn revoke(store: &Store, client: &OAuthClient, token: &str, now: DateTime<Utc>) -> Result<()> {
     match store.oauth_token(token).await? {
         Some(t) if t.grant.client == client.id && t.kind == "refresh" => store.oauth_revoke_grant(t.grant.id, now).await?,
         Some(t) if t.grant.client == client.id => store.oauth_expire_token(token, now).await?,
@@ -247,7 +247,7 @@ pub async fn revoke(store: &Store, client: &Client, token: &str, now: DateTime<U
 }
 
 /// RFC 7662 for confidential clients, about their own tokens: anything else is inactive.
-pub async fn introspect(store: &Store, client: &Client, token: &str, now: DateTime<Utc>) -> Result<Value> {
+pub async fn introspect(store: &Store, client: &OAuthClient, token: &str, now: DateTime<Utc>) -> Result<Value> {
     if client.is_public() {
         return Err(TokenError::UnauthorizedClient("introspection is for confidential clients".into()));
     }

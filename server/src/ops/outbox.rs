@@ -17,7 +17,7 @@ use crate::store::{deliveries, events as stored, Tx};
 /// Writes an event and its pending deliveries; returns how many attempts were written, or
 /// `None` when the event was not (its occurrence existed).
 pub async fn write(tx: &mut Tx, e: NewEvent<'_>) -> Result<Option<usize>> {
-    debug_assert!(event_type(e.kind).is_some(), "{} is one of the 23 contracts", e.kind);
+    debug_assert!(event_type(e.kind).is_some(), "{} is one of the catalogue's event types", e.kind);
     let (tenant, livemode, kind, at) = (e.tenant, e.livemode, e.kind, e.at);
     let Some(id) = stored::insert(tx, e).await? else { return Ok(None) };
     deliveries::enqueue_for_event(tx, tenant, livemode, id, kind, at).await.map(Some)

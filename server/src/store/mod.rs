@@ -13,9 +13,9 @@
 //! and connection metrics (`health.rs`); the instance's secrets (`secrets.rs`). The other
 //! modules hold the storage of one area each.
 
+pub mod accounts;
 pub mod background;
 pub mod backup;
-pub mod console;
 pub mod data_dir;
 pub mod deliveries;
 pub mod events;

@@ -11,7 +11,7 @@ use crate::store::{Intent, Row, Store};
 
 /// A registered app.
 #[derive(Debug, Clone)]
-pub struct Client {
+pub struct OAuthClient {
     pub id: Uuid,
     /// The tenant that registered it.
     pub tenant_id: Uuid,
@@ -24,14 +24,14 @@ pub struct Client {
     pub created_at: DateTime<Utc>,
 }
 
-impl Client {
+impl OAuthClient {
     pub fn is_public(&self) -> bool {
         self.secret_hash.is_none()
     }
 }
 
 /// An app to register.
-pub struct NewClient<'a> {
+pub struct NewOAuthClient<'a> {
     pub tenant_id: Uuid,
     pub name: &'a str,
     pub redirect_uris: &'a [String],
@@ -40,9 +40,9 @@ pub struct NewClient<'a> {
     pub now: DateTime<Utc>,
 }
 
-fn client_of(r: &Row) -> Result<Client> {
+fn client_of(r: &Row) -> Result<OAuthClient> {
     let missing = || incomplete("oauth client");
-    Ok(Client {
+    Ok(OAuthClient {
         id: r.opt_uuid("id")?.ok_or_else(missing)?,
         tenant_id: r.opt_uuid("tenant_id")?.ok_or_else(missing)?,
         client_id: r.opt_string("client_id")?.ok_or_else(missing)?,
@@ -56,7 +56,7 @@ fn client_of(r: &Row) -> Result<Client> {
 
 impl Store {
     /// Registers an app; returns it and, for a confidential client, its secret (once).
-    pub async fn oauth_create_client(&self, new: NewClient<'_>) -> Result<(Client, Option<String>)> {
+    pub async fn oauth_create_client(&self, new: NewOAuthClient<'_>) -> Result<(OAuthClient, Option<String>)> {
         let id = Uuid::now_v7();
         let client_id = random_secret(crate::domain::oauth::CLIENT_ID_PREFIX);
         let secret = (!new.public).then(|| random_secret(crate::domain::oauth::CLIENT_SECRET_PREFIX));
@@ -82,7 +82,7 @@ impl Store {
                     ]),
             )
             .await?;
-            let client = Client {
+            let client = OAuthClient {
                 id,
                 tenant_id: new.tenant_id,
                 client_id,
@@ -98,7 +98,7 @@ impl Store {
     }
 
     /// The app with this public `client_id`, unless deleted.
-    pub async fn oauth_client(&self, client_id: &str) -> Result<Option<Client>> {
+    pub async fn oauth_client(&self, client_id: &str) -> Result<Option<OAuthClient>> {
         if client_id.len() > 100 {
             return Ok(None);
         }
@@ -118,7 +118,7 @@ impl Store {
     }
 
     /// The apps a tenant registered, newest first (deleted ones left out).
-    pub async fn oauth_clients_of(&self, tenant: Uuid) -> Result<Vec<Client>> {
+    pub async fn oauth_clients_of(&self, tenant: Uuid) -> Result<Vec<OAuthClient>> {
         self.in_system(Intent::Read, async |tx| {
             let rows = tx
                 .fetch_all(

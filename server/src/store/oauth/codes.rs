@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use sea_query::Query;
 use uuid::Uuid;
 
-use super::clients::Client;
+use super::clients::OAuthClient;
 use super::grants::{grant_of, with_grant, Grant};
 use crate::error::Result;
 use crate::store::keys::{hash_secret, random_secret};
@@ -27,7 +27,7 @@ impl Store {
     #[allow(clippy::too_many_arguments)]
     pub async fn oauth_issue_code(
         &self,
-        client: &Client,
+        client: &OAuthClient,
         tenant_id: Uuid,
         user_id: Uuid,
         scopes: &[String],

@@ -12,7 +12,7 @@ mod codes;
 mod grants;
 mod tokens;
 
-pub use clients::{Client, NewClient};
+pub use clients::{NewOAuthClient, OAuthClient};
 pub use codes::Code;
 pub use grants::{revoke_user_grants, Grant, GrantRow};
 pub use tokens::{Issued, Token};

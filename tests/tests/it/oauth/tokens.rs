@@ -8,7 +8,7 @@
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;
 use chrono::Duration;
-use gable::store::oauth::Client;
+use gable::store::oauth::OAuthClient;
 use gable_tests::{both, Res, TestApp};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -34,13 +34,13 @@ async fn user(app: &TestApp, live_key: &str, email: &str) -> Uuid {
     r.body["data"]["id"].as_str().unwrap().parse().unwrap()
 }
 
-async fn client(app: &TestApp, tenant: Uuid, public: bool, livemode: bool) -> (Client, Option<String>) {
+async fn client(app: &TestApp, tenant: Uuid, public: bool, livemode: bool) -> (OAuthClient, Option<String>) {
     let uris = vec![REDIRECT.to_string(), "http://127.0.0.1:8765/cb".to_string()];
     gable::oauth::register_client(&app.store, tenant, "Ledger Sync", &uris, public, livemode, app.clock.now()).await.expect("client")
 }
 
 /// What consent will do: a code for the user's tenant, scopes, redirect URI and challenge.
-async fn code(app: &TestApp, c: &Client, tenant: Uuid, user: Uuid, scopes: &[&str]) -> String {
+async fn code(app: &TestApp, c: &OAuthClient, tenant: Uuid, user: Uuid, scopes: &[&str]) -> String {
     let scopes: Vec<String> = scopes.iter().map(|s| s.to_string()).collect();
     app.store.oauth_issue_code(c, tenant, user, &scopes, REDIRECT, &challenge(VERIFIER), app.clock.now()).await.expect("code")
 }
@@ -55,7 +55,7 @@ async fn post(app: &TestApp, path: &str, form: &[(&str, &str)], basic: Option<(&
     app.raw(req).await
 }
 
-async fn exchange(app: &TestApp, c: &Client, secret: Option<&str>, code: &str, verifier: &str) -> Res {
+async fn exchange(app: &TestApp, c: &OAuthClient, secret: Option<&str>, code: &str, verifier: &str) -> Res {
     let form = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", REDIRECT), ("code_verifier", verifier)];
     match secret {
         Some(s) => post(app, "/oauth/token", &form, Some((&c.client_id, s))).await,

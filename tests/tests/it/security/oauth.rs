@@ -8,7 +8,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use gable::accounts::service::{Me, NewUser, OAuthApps, Sessions, SignUp, Team};
 use gable::accounts::AccountService;
-use gable::store::oauth::Client;
+use gable::store::oauth::OAuthClient;
 use gable_tests::{Backend, Res, TestApp};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -60,14 +60,14 @@ impl Account {
 }
 
 /// An app registered by another tenant (anyone can sign up and register one).
-async fn app_of_someone_else(app: &TestApp) -> Client {
+async fn app_of_someone_else(app: &TestApp) -> OAuthClient {
     let vendor = app.store.create_tenant("Vendor").await.unwrap();
     let uris = vec![REDIRECT.to_string()];
     gable::oauth::register_client(&app.store, vendor, "Ledger Sync", &uris, true, true, app.clock.now()).await.unwrap().0
 }
 
 /// What a user's consent makes: a code, exchanged for tokens at the token endpoint.
-async fn authorize(app: &TestApp, c: &Client, tenant: Uuid, user: Uuid, scopes: &[&str]) -> Res {
+async fn authorize(app: &TestApp, c: &OAuthClient, tenant: Uuid, user: Uuid, scopes: &[&str]) -> Res {
     let scopes: Vec<String> = scopes.iter().map(|s| s.to_string()).collect();
     let code = app.store.oauth_issue_code(c, tenant, user, &scopes, REDIRECT, &challenge(), app.clock.now()).await.unwrap();
     let form = [
@@ -80,13 +80,13 @@ async fn authorize(app: &TestApp, c: &Client, tenant: Uuid, user: Uuid, scopes: 
     app.raw(app.client.post(format!("{}/oauth/token", app.live)).form(&form)).await
 }
 
-async fn tokens(app: &TestApp, c: &Client, tenant: Uuid, user: Uuid, scopes: &[&str]) -> (String, String) {
+async fn tokens(app: &TestApp, c: &OAuthClient, tenant: Uuid, user: Uuid, scopes: &[&str]) -> (String, String) {
     let r = authorize(app, c, tenant, user, scopes).await;
     assert_eq!(r.status, 200, "{}", r.text);
     (r.body["access_token"].as_str().unwrap().to_string(), r.body["refresh_token"].as_str().unwrap().to_string())
 }
 
-async fn refresh(app: &TestApp, c: &Client, token: &str) -> Res {
+async fn refresh(app: &TestApp, c: &OAuthClient, token: &str) -> Res {
     let form = [("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", c.client_id.as_str())];
     app.raw(app.client.post(format!("{}/oauth/token", app.live)).form(&form)).await
 }

@@ -1,4 +1,4 @@
-//! The console's storage: passwords, sessions, service accounts, key listings, and the
+//! The account service's storage: passwords, sessions, service accounts, key listings, and the
 //! reads of the `users` and `roles` collections the console shows, one file each.
 //!
 //! Where each table is read (docs/console.md has the reasons):
