@@ -40,7 +40,7 @@ help:
 	@echo "make bench-soak       bench/soak: ten minutes of mixed load at 80 % of capacity: errors, p99, memory"
 	@echo "make build / release  .ci/build-site (debug / --release): the server, the console's WASM, the embeddable flows"
 	@echo "make install-tools    .ci/install-tools (full)"
-	@echo "make lint-scripts     bash -n + shellcheck on the .ci scripts"
+	@echo "make lint-scripts     bash -n + shellcheck on the .ci scripts and the ones that start servers"
 
 install-tools:
 	cd "$(ROOT)"
@@ -111,10 +111,16 @@ bench:
 	elif [ -f bench/run ]; then exec bash bench/run $(ARGS); \
 	else echo "bench/run not present yet"; fi
 
+# The shell scripts lint-scripts checks: the .ci ones, and those that start servers with
+# .ci/fresh-server (shellcheck -x follows what they source: bench/env.sh, bench/read-store.sh).
+SCRIPTS := .ci/install-tools .ci/test .ci/lint .ci/run .ci/env .ci/supply-chain .ci/build-site .ci/generated \
+	.ci/fresh-server tests/browser/run.sh tests/openapi/fuzz.sh tests/openapi/validate.sh sdks/run.sh \
+	bench/run bench/quick bench/floor bench/writes bench/webhooks bench/soak
+
 lint-scripts:
 	cd "$(ROOT)"
-	for f in .ci/install-tools .ci/test .ci/lint .ci/run .ci/env .ci/supply-chain .ci/build-site .ci/generated; do bash -n "$$f"; done
-	if command -v shellcheck >/dev/null; then shellcheck -x .ci/install-tools .ci/test .ci/lint .ci/run .ci/env .ci/supply-chain .ci/build-site .ci/generated; \
+	for f in $(SCRIPTS); do bash -n "$$f"; done
+	if command -v shellcheck >/dev/null; then shellcheck -x $(SCRIPTS); \
 	else echo "shellcheck not installed (apt-get install shellcheck); bash -n passed"; fi
 
 bench-writes:
