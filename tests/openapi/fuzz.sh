@@ -10,10 +10,11 @@
 # demo portfolio (`gable sandbox reset --demo`), then `gable serve` on two free local
 # ports with the rate limits off, and `st run` against the sandbox listener's
 # GET /v1/openapi.json: every operation, every check (`--checks all`), the phases
-# examples, coverage, fuzzing and stateful, within a time budget. Then
-# tests/openapi/fuzz.py reads the reports, prints the failures grouped by kind and one
-# summary line per database, and fails on any failure that tests/openapi/fuzz-accepted.toml
-# does not accept. tests/openapi/fuzz_hooks.py gives a request a fresh Idempotency-Key
+# examples, coverage, fuzzing and stateful, within a time budget. Stores and server come
+# from .ci/fresh-server. Then tests/openapi/fuzz.py reads the reports, prints the failures
+# grouped by kind and one summary line per database, and fails on any failure that
+# tests/openapi/fuzz-accepted.toml does not accept, and when an operation of the
+# description got no answer in the fuzzing phase. tests/openapi/fuzz_hooks.py gives a request a fresh Idempotency-Key
 # when the drawn one was already sent with another request (see that file).
 #
 # Environment knobs:
@@ -23,8 +24,10 @@
 #   FUZZ_REPORT_DIR=dir      keep the reports there (<dir>/<database>/: schemathesis' ndjson
 #                            and json reports, its output, the server's log); default a
 #                            temporary directory removed at the end
-#   FUZZ_MAX_TIME=seconds    schemathesis' budget per database (default 180): examples and
-#                            coverage run once, then fuzzing and stateful repeat until it is spent
+#   FUZZ_MAX_TIME=seconds    schemathesis' budget per database (default 150), shared out over
+#                            the operations: examples and coverage run once, then fuzzing and
+#                            stateful repeat until it is spent. Empty: no time budget, every
+#                            phase runs once to its end (coverage whole: a long run)
 #   FUZZ_MAX_EXAMPLES=n      test cases per operation in each fuzzing pass (default 30)
 #   FUZZ_PHASES=list         default examples,coverage,fuzzing,stateful
 #   FUZZ_WORKERS=n           schemathesis workers (default 1)
