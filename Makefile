@@ -26,7 +26,7 @@ help:
 	@echo "make run [ARGS=...]   install runtime tools, .ci/build-site --release, run target/release/gable serve ARGS"
 	@echo "make watch            cargo leptos watch (installs cargo-leptos first, ~12 min once): rebuild and reload on save"
 	@echo "make install          make release, then copy target/release/gable to ~/.cargo/bin (on the PATH)"
-	@echo "make test             .ci/test: tools, PostgreSQL, lint, build, nextest, browser tests, kits, OpenAPI validation"
+	@echo "make test             .ci/test: tools, PostgreSQL, lint, build, nextest, then side by side browser tests, kits, README, OpenAPI validation and fuzzing"
 	@echo "make lint             .ci/lint: cargo fmt --check, cargo clippy -D warnings (workspace + WASM frontend)"
 	@echo "make audit            .ci/supply-chain: cargo deny (licenses, bans, sources, advisories), npm audit of the lockfiles"
 	@echo "make ci               .ci/run (what CI runs: make test with timing, PostgreSQL mandatory)"
