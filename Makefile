@@ -26,7 +26,7 @@ help:
 	@echo "make run [ARGS=...]   install runtime tools, .ci/build-site --release, run target/release/gable serve ARGS"
 	@echo "make watch            cargo leptos watch (installs cargo-leptos first, ~12 min once): rebuild and reload on save"
 	@echo "make install          make release, then copy target/release/gable to ~/.cargo/bin (on the PATH)"
-	@echo "make test             .ci/test: tools, PostgreSQL, lint, build, nextest, browser tests, kits, OpenAPI validation"
+	@echo "make test             .ci/test: tools, PostgreSQL, lint, build, nextest, then side by side browser tests, kits, README, OpenAPI validation and fuzzing"
 	@echo "make lint             .ci/lint: cargo fmt --check, cargo clippy -D warnings (workspace + WASM frontend)"
 	@echo "make audit            .ci/supply-chain: cargo deny (licenses, bans, sources, advisories), npm audit of the lockfiles"
 	@echo "make ci               .ci/run (what CI runs: make test with timing, PostgreSQL mandatory)"
@@ -40,7 +40,7 @@ help:
 	@echo "make bench-soak       bench/soak: ten minutes of mixed load at 80 % of capacity: errors, p99, memory"
 	@echo "make build / release  .ci/build-site (debug / --release): the server, the console's WASM, the embeddable flows"
 	@echo "make install-tools    .ci/install-tools (full)"
-	@echo "make lint-scripts     bash -n + shellcheck on the .ci scripts"
+	@echo "make lint-scripts     bash -n + shellcheck on the .ci scripts and the ones that start servers"
 
 install-tools:
 	cd "$(ROOT)"
@@ -112,10 +112,16 @@ bench:
 	elif [ -f bench/run ]; then exec bash bench/run $(ARGS); \
 	else echo "bench/run not present yet"; fi
 
+# The shell scripts lint-scripts checks: the .ci ones, and those that start servers with
+# .ci/fresh-server (shellcheck -x follows what they source: bench/env.sh, bench/read-store.sh).
+SCRIPTS := .ci/install-tools .ci/test .ci/lint .ci/run .ci/env .ci/supply-chain .ci/build-site .ci/generated \
+	.ci/fresh-server tests/browser/run.sh tests/openapi/fuzz.sh tests/openapi/validate.sh sdks/run.sh \
+	bench/run bench/quick bench/floor bench/writes bench/webhooks bench/soak
+
 lint-scripts:
 	cd "$(ROOT)"
-	for f in .ci/install-tools .ci/test .ci/lint .ci/run .ci/env .ci/supply-chain .ci/build-site .ci/generated; do bash -n "$$f"; done
-	if command -v shellcheck >/dev/null; then shellcheck -x .ci/install-tools .ci/test .ci/lint .ci/run .ci/env .ci/supply-chain .ci/build-site .ci/generated; \
+	for f in $(SCRIPTS); do bash -n "$$f"; done
+	if command -v shellcheck >/dev/null; then shellcheck -x $(SCRIPTS); \
 	else echo "shellcheck not installed (apt-get install shellcheck); bash -n passed"; fi
 
 bench-writes:

@@ -9,7 +9,15 @@ export GABLE_LOG=warn
 GABLE_MASTER_KEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 export GABLE_MASTER_KEY
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# Fresh stores, free ports and `gable serve` on them: .ci/fresh-server, with the binary of
+# the script that sources this ($GABLE) and the master key above for every store.
+FRESH_BIN=$GABLE
+FRESH_FIXED_MASTER_KEY=$GABLE_MASTER_KEY
+FRESH_ADMIN_URL=$ADMIN
+# shellcheck source=.ci/fresh-server
+source "$ROOT/.ci/fresh-server"
+free_port() { fresh_ports 1; }
 
 # PostgreSQL's autovacuum keeps the planner's statistics current as tables grow; this
 # project's machines run PostgreSQL with it off (for the tests' speed). Then the plans made

@@ -11,23 +11,16 @@ wrk_rps() {
     awk '/Requests\/sec:/ { printf "%.0f", $2 }' "$OUT/quick-wrk.txt"
 }
 
-database() { # a fresh PostgreSQL database named $1 → its URL
-    psql "$ADMIN" -XAtqc "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -c "CREATE DATABASE $1" >/dev/null
-    db_url "$1" "$ADMIN"
-}
-
 rss_mb() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)[sys.argv[1]])" "$1"; }
 
-serve() { # store args… → starts gable serve; sets $pid and $sandbox
-    local p1 p2
-    p1=$(free_port); p2=$(free_port)
-    "$GABLE" "$@" serve --addr "127.0.0.1:$p1" --sandbox-addr "127.0.0.1:$p2" >/dev/null 2>>"$OUT/quick-serve.log" &
-    pid=$!
-    sandbox="http://127.0.0.1:$p2"
-    for _ in $(seq 1 100); do curl -sf "$sandbox/v1/openapi.json" -o /dev/null && return; sleep 0.1; done
-    echo "gable serve did not start; see $OUT/quick-serve.log" >&2; exit 1
+serve() { # store args… → starts gable serve (.ci/fresh-server); sets $pid and $sandbox
+    # shellcheck disable=SC2034  # read by fresh_serve
+    FRESH_STORE=("$@")
+    FRESH_LOGS=$OUT FRESH_NAME=quick-serve fresh_serve || exit 1
+    pid=$FRESH_PID
+    sandbox=$FRESH_SANDBOX_URL
 }
 
 # Runs the server on the new read store until its scheduler finished a round: the first one
@@ -35,15 +28,14 @@ serve() { # store args… → starts gable serve; sets $pid and $sandbox
 # On PostgreSQL the round writes three times as many rows as the seed, so statistics are
 # kept current as autovacuum would (every 10 s); without, it took 3 to 9 times as long.
 settle_store() {
-    local m metrics analyzer=""
-    m=$(free_port)
-    GABLE_METRICS_ADDR="127.0.0.1:$m" serve "${store[@]}"
+    local metrics analyzer=""
+    FRESH_METRICS=1 serve "${store[@]}"
     if [ "${store[0]}" = --database-url ]; then stand_in_for_autovacuum "${store[1]}" 10; fi
-    metrics="http://127.0.0.1:$m/metrics"
+    metrics="$FRESH_METRICS_URL/metrics"
     for _ in $(seq 1 600); do
         if curl -sf "$metrics" | grep -q '^gable_scheduler_round_duration_seconds_count [1-9]'; then
             if [ -n "$analyzer" ]; then kill "$analyzer" 2>/dev/null || true; fi
-            kill "$pid"; wait "$pid" 2>/dev/null || true
+            fresh_stop
             return
         fi
         sleep 0.5
@@ -63,7 +55,8 @@ read_store() {
             if [ -f "$OUT/quick-postgres-$SIZE.tenant" ]; then
                 url=$(db_url gable_bench_quick "$ADMIN")
             else
-                url=$(database gable_bench_quick)
+                fresh_store postgres gable_bench_quick
+                url=$FRESH_DB_URL
             fi
             store=(--database-url "$url") ;;
         *) echo "unknown backend $backend"; exit 2 ;;

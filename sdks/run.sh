@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the starter kits' own test suites against a real Gable: builds the server
 # (cargo build -p gable) unless GABLE_BIN is given, starts it on free ports with a fresh
-# SQLite store (deliveries may reach 127.0.0.0/8 for the kits' webhook receivers; a low
-# sandbox rate limit so the kits' 429 retries are exercised), and runs every kit's suite
+# SQLite store (.ci/fresh-server; deliveries may reach 127.0.0.0/8 for the kits' webhook
+# receivers; a low sandbox rate limit so the kits' 429 retries are exercised; the server's
+# log is kept when a kit fails), and runs every kit's suite
 # at once, each in its own tenant with its own sandbox key (every scope), exported as
 # GABLE_SANDBOX_URL and GABLE_TEST_KEY. A kit's suite is `sdks/<kit>/test.sh`; it
 # installs what its runner needs and exits non-zero when a test fails. The clients that
@@ -28,34 +29,31 @@ if [ -z "$BIN" ]; then
     BIN=target/debug/gable
 fi
 BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
+# The fresh store and server: .ci/fresh-server.
+FRESH_BIN="$BIN" FRESH_NAME=sdks
+# shellcheck source=.ci/fresh-server
+source .ci/fresh-server
 DATA="$(mktemp -d "${TMPDIR:-/tmp}/gable-sdks-XXXXXX")"
-LOG="$DATA/server.log"
-PID=""
 cleanup() {
-    [ -n "$PID" ] && { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; }
+    local status=$?
+    fresh_cleanup "$status"
     rm -rf "$DATA"
 }
 trap cleanup EXIT
 
-env -u DATABASE_URL -u GABLE_DATA_DIR "$BIN" --data-dir "$DATA" serve --addr 127.0.0.1:0 --sandbox-addr 127.0.0.1:0 \
-    --webhook-allow-cidrs 127.0.0.0/8 --rate-limit-test 10 >"$DATA/stdout" 2>"$LOG" &
-PID=$!
-SANDBOX=""
-for _ in $(seq 1 120); do
-    SANDBOX="$(sed -n 's/^ *Sandbox API: *\(http[^ ]*\).*/\1/p' "$DATA/stdout" | head -n1)"
-    [ -n "$SANDBOX" ] && break
-    kill -0 "$PID" 2>/dev/null || { echo "sdks: the server exited; its log:" >&2; tail -n 30 "$LOG" >&2; exit 1; }
-    sleep 0.5
-done
-[ -n "$SANDBOX" ] || { echo "sdks: the server did not start" >&2; exit 1; }
+fresh_store sqlite
+fresh_serve --webhook-allow-cidrs 127.0.0.0/8 --rate-limit-test 10 \
+    || { echo "sdks: the server did not start" >&2; exit 1; }
+SANDBOX="$FRESH_SANDBOX_URL/v1"
+LOG="$FRESH_LOG"
 echo "sdks: Gable at $SANDBOX (log $LOG)"
 
 # A tenant and a sandbox key with every scope, for one kit (its counts and its rate-limit
 # bucket are then its own).
 key_for() {
     local tenant
-    tenant="$("$BIN" --data-dir "$DATA" tenant create --name "SDK kit $1" 2>/dev/null | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p' | head -n1)"
-    "$BIN" --data-dir "$DATA" key create --tenant "$tenant" --env test --scopes '*' 2>/dev/null | sed -n 's/.*"secret": *"\([^"]*\)".*/\1/p'
+    tenant="$(fresh_gable tenant create --name "SDK kit $1" 2>/dev/null | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p' | head -n1)"
+    fresh_gable key create --tenant "$tenant" --env test --scopes '*' 2>/dev/null | sed -n 's/.*"secret": *"\([^"]*\)".*/\1/p'
 }
 
 # out KIT: where a kit's output goes ($DATA/KIT.out, `/` made `-`).

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Gable's browser tests: builds the server, the console's site and the embeddable flows'
 # bundle once (.ci/build-site, debug), then for each backend (SQLite, PostgreSQL)
-# starts `gable serve` on free ports with a fresh store and runs `node --test` on the test
-# files (tests/browser/*.test.mjs) against it in Debian's Chromium. The server may deliver
-# webhooks to 127.0.0.0/8 (`--webhook-allow-cidrs`): the webhooks test's receiver listens there.
+# starts `gable serve` on free ports with a fresh store (.ci/fresh-server) and runs
+# `node --test` on the test files (tests/browser/*.test.mjs) against it in Debian's
+# Chromium. The server may deliver webhooks to 127.0.0.0/8 (`--webhook-allow-cidrs`): the
+# webhooks test's receiver listens there. CI runs the two backends side by side, one
+# invocation each (GABLE_BROWSER_BACKENDS=sqlite, =postgres).
 #
 #   bash tests/browser/run.sh
 #
@@ -29,40 +31,25 @@ cd "$ROOT"
 # shellcheck disable=SC1091  # .ci/env: PATH, NODE_PATH, GABLE_CHROMIUM
 source .ci/env
 
-ADMIN_URL="${GABLE_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 BACKENDS="${GABLE_BROWSER_BACKENDS:-sqlite postgres}"
 ARTIFACTS="tests/artifacts"
 LOGS="$ARTIFACTS/logs"
 
 say() { printf '\n==> [browser %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
-# ---- cleanup: whatever is running or created when we exit -----------------------------
-SERVER_PID=""
-PG_DB=""
-MASTER_KEY=""
+# ---- fresh stores and servers (.ci/fresh-server); cleanup when we exit -----------------
+FRESH_LOGS="$LOGS"
+# shellcheck source=.ci/fresh-server
+source .ci/fresh-server
 TMP_DIRS=()
 BIN=""
-# end_run: stops the server and drops the PostgreSQL database of the current run.
-end_run() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-        SERVER_PID=""
-    fi
-    if [ -n "$PG_DB" ]; then
-        psql "$ADMIN_URL" -XAtqc "DROP DATABASE IF EXISTS \"$PG_DB\" WITH (FORCE)" >/dev/null 2>&1 \
-            || echo "browser tests: could not drop database $PG_DB" >&2
-        PG_DB=""
-    fi
-}
 cleanup() {
-    end_run
-    local d
+    local status=$? d
+    fresh_cleanup "$status"
     for d in "${TMP_DIRS[@]}"; do rm -rf "$d"; done
     TMP_DIRS=()
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 # ---- build ---------------------------------------------------------------------------
 START=$(date +%s)
@@ -119,56 +106,29 @@ fi
 mkdir -p "$LOGS"
 
 # ---- one backend ----------------------------------------------------------------------
-# run_backend NAME STORE-ARGS...: starts the server on a fresh store, runs the tests.
+# run_backend NAME: starts the server on the fresh store (fresh_store before), runs the tests.
 run_backend() {
-    local backend="$1"; shift
-    local stdout="$LOGS/$backend-stdout.log" log="$LOGS/$backend-server.log"
+    local backend="$1"
     local shots="$ARTIFACTS/screenshots/$backend"
     rm -rf "$shots"; mkdir -p "$shots"
-    : >"$stdout"; : >"$log"
+    FRESH_BIN="$BIN" FRESH_NAME="$backend"
+    : >"$LOGS/$backend-stdout.log"; : >"$LOGS/$backend-server.log"
 
-    # The server reads GABLE_*/DATABASE_URL from the environment too; only our flags count.
-    env -u DATABASE_URL -u GABLE_DATA_DIR -u GABLE_ADDR -u GABLE_SANDBOX_ADDR \
-        -u GABLE_PUBLIC_URL -u GABLE_SANDBOX_PUBLIC_URL -u GABLE_LOG_FORMAT -u GABLE_WEBHOOK_ALLOW_CIDRS -u GABLE_MASTER_KEY \
-        ${MASTER_KEY:+"GABLE_MASTER_KEY=$MASTER_KEY"} \
-        GABLE_LOG=debug LEPTOS_SITE_ROOT=target/site LEPTOS_OUTPUT_NAME=gable \
-        "$BIN" "$@" serve --addr 127.0.0.1:0 --sandbox-addr 127.0.0.1:0 --webhook-allow-cidrs 127.0.0.0/8 \
-        >"$stdout" 2>"$log" &
-    SERVER_PID=$!
-
-    local console="" sandbox=""
-    for _ in $(seq 1 120); do
-        console="$(sed -n 's/^ *Console: *\(http[^ ]*\).*/\1/p' "$stdout" | head -n1)"
-        sandbox="$(sed -n 's/^ *Sandbox API: *\(http[^ ]*\).*/\1/p' "$stdout" | head -n1)"
-        [ -n "$console" ] && [ -n "$sandbox" ] && break
-        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-            echo "browser tests ($backend): the server exited during start-up; its log:" >&2
-            tail -n 40 "$log" >&2
-            SERVER_PID=""
-            return 1
-        fi
-        sleep 0.5
-    done
-    if [ -z "$console" ] || [ -z "$sandbox" ]; then
-        echo "browser tests ($backend): the server did not print its addresses within 60 s; stdout and log:" >&2
-        tail -n 20 "$stdout" >&2; tail -n 40 "$log" >&2
-        return 1
-    fi
-    console="${console%/}"
+    GABLE_LOG=debug LEPTOS_SITE_ROOT=target/site LEPTOS_OUTPUT_NAME=gable \
+        fresh_serve --webhook-allow-cidrs 127.0.0.0/8 || return 1
+    local console="$FRESH_LIVE_URL" sandbox="$FRESH_SANDBOX_URL/v1" log="$FRESH_LOG"
     echo "server ($backend): console $console, sandbox API $sandbox, log $log"
 
     local rc=0
     GABLE_CONSOLE_URL="$console" \
-    GABLE_SANDBOX_URL="${sandbox%/}" \
+    GABLE_SANDBOX_URL="$sandbox" \
     GABLE_LIVE_API_URL="$console/v1" \
     GABLE_BACKEND="$backend" \
     GABLE_SERVER_LOG="$ROOT/$log" \
     GABLE_SCREENSHOTS="$shots" \
         node --test --test-reporter=spec "${TEST_FILES[@]}" || rc=$?
 
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=""
+    fresh_stop
     return "$rc"
 }
 
@@ -180,31 +140,23 @@ for backend in $BACKENDS; do
     case "$backend" in
         sqlite)
             say "SQLite"
-            data_dir="$(mktemp -d "${TMPDIR:-/tmp}/gable-browser-XXXXXX")"
-            TMP_DIRS+=("$data_dir")
-            run_backend sqlite --data-dir "$data_dir" || failed+=("sqlite")
+            fresh_store sqlite && run_backend sqlite || failed+=("sqlite")
             ;;
         postgres)
             say "PostgreSQL"
-            if ! psql "$ADMIN_URL" -XAtqc 'select 1' >/dev/null 2>&1; then
+            if ! fresh_postgres_reachable; then
                 if [ "${GABLE_REQUIRE_POSTGRES:-0}" = 1 ]; then
-                    echo "browser tests: PostgreSQL is unreachable at $ADMIN_URL and GABLE_REQUIRE_POSTGRES=1" >&2
+                    echo "browser tests: PostgreSQL is unreachable at $FRESH_ADMIN_URL and GABLE_REQUIRE_POSTGRES=1" >&2
                     failed+=("postgres (unreachable)")
                 else
-                    echo "browser tests: PostgreSQL is unreachable at $ADMIN_URL; skipping the PostgreSQL run (set GABLE_REQUIRE_POSTGRES=1 to fail instead)" >&2
+                    echo "browser tests: PostgreSQL is unreachable at $FRESH_ADMIN_URL; skipping the PostgreSQL run (set GABLE_REQUIRE_POSTGRES=1 to fail instead)" >&2
                 fi
                 continue
             fi
             # PostgreSQL needs a configured master key (webhook secrets are sealed under
-            # it); SQLite generates one into its data directory.
-            MASTER_KEY="$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
-            PG_DB="gable_browser_$(date +%s)_$RANDOM"
-            psql "$ADMIN_URL" -XAtqc "CREATE DATABASE \"$PG_DB\"" >/dev/null
-            # The admin URL with its database replaced (…/postgres -> …/$PG_DB, query kept).
-            base="${ADMIN_URL%%\?*}"; query="${ADMIN_URL#"$base"}"
-            run_backend postgres --database-url "${base%/*}/$PG_DB$query" || failed+=("postgres")
-            MASTER_KEY=""
-            end_run
+            # it): fresh_store makes one; SQLite generates one into its data directory.
+            FRESH_NAME=browser fresh_store postgres && run_backend postgres || failed+=("postgres")
+            fresh_drop
             ;;
         *)
             echo "browser tests: unknown backend $backend" >&2

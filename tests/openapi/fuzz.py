@@ -45,6 +45,11 @@ KINDS = [
     ("invalid requests accepted", {"negative_data_rejection"}),
 ]
 OTHER = "other"
+# Operations of the description the fuzzer is not expected to reach, with the reason.
+NOT_FUZZED = {
+    "GET /v1/openapi.json": "the description itself: schemathesis loads it from there and leaves it out of the "
+    "operations it tests; tests/openapi/validate.sh checks it",
+}
 METHODS = r"\b(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|TRACE|CONNECT|QUERY)\b(?! /)"
 
 
@@ -117,6 +122,10 @@ class Run:
     errors: list[str] = field(default_factory=list)
     untested: list[str] = field(default_factory=list)
     running_time: float = 0.0
+    # The description's operations ("METHOD /path", as schemathesis labels them), from the
+    # openapi.json fuzz.sh saved beside the reports; and the responses each got per phase.
+    operations: list[str] = field(default_factory=list)
+    responses: dict = field(default_factory=lambda: defaultdict(Counter))
 
 
 def describe_request(case: dict, request: dict | None) -> str:
@@ -186,6 +195,19 @@ def load_run(label: str, directory: Path) -> Run:
         if not doc.get("complete"):
             run.problems.append(f"the run did not complete (stop reason: {doc.get('stop_reason')})")
 
+    described = directory / "openapi.json"
+    if described.exists():
+        paths = json.loads(described.read_text()).get("paths") or {}
+        run.operations = sorted(
+            f"{method.upper()} {path}"
+            for path, item in paths.items()
+            for method in item
+            if method.lower() in ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+            and f"{method.upper()} {path}" not in NOT_FUZZED
+        )
+    else:
+        run.problems.append(f"no openapi.json in {directory}: cannot tell whether every operation was fuzzed")
+
     tested_labels: set[str] = set()
     all_labels: set[str] = set()
     with ndjson[-1].open(encoding="utf-8") as fh:
@@ -210,11 +232,19 @@ def read_scenario(run: Run, payload: dict, tested: set, labels: set) -> None:
     recorder = payload.get("recorder") or {}
     cases = recorder.get("cases") or {}
     interactions = recorder.get("interactions") or {}
-    for interaction in interactions.values():
+    phase_name = payload.get("phase") or "?"
+    for case_id, interaction in interactions.items():
         response = interaction.get("response")
         if response is not None:
             run.requests += 1
             run.statuses[response.get("status_code")] += 1
+            # A stateful scenario's label names the chain; each case names its own operation.
+            case = (cases.get(case_id) or {}).get("value") or {}
+            label = recorder.get("label") if phase_name != "stateful" else None
+            if not label and case.get("method") and case.get("path"):
+                label = f"{case['method'].upper()} {case['path']}"
+            if label:
+                run.responses[phase_name][label] += 1
     for case_id, checks in (recorder.get("checks") or {}).items():
         node = cases.get(case_id) or {}
         case = node.get("value") or {}
@@ -376,6 +406,24 @@ def main() -> int:
         if run.operations_total and run.operations_tested < run.operations_total:
             print(f"  ERROR: only {run.operations_tested} of {run.operations_total} operations were tested")
             failed = True
+        # The budget is per operation (fuzz.sh: FUZZ_MAX_EXAMPLES): every operation of the
+        # description must have had answers in the fuzzing phase, whatever the other phases did.
+        if run.operations:
+            per_phase = ", ".join(
+                f"{phase} {sum(1 for op in run.operations if counts[op])}/{len(run.operations)}"
+                for phase, counts in sorted(run.responses.items())
+            )
+            print(f"  operations answered, by phase: {per_phase}")
+            fuzzed = run.responses.get("fuzzing") or Counter()
+            unfuzzed = [op for op in run.operations if not fuzzed[op]]
+            if unfuzzed:
+                print(f"  ERROR: {len(unfuzzed)} of {len(run.operations)} operations got no answer in the fuzzing phase: "
+                      + short(", ".join(unfuzzed), 2000))
+                failed = True
+            elif fuzzed:
+                answers = sorted(fuzzed[op] for op in run.operations)
+                print(f"  every operation fuzzed: {len(run.operations)} operations; answers per operation in the "
+                      f"fuzzing phase: at least {answers[0]}, median {answers[len(answers) // 2]}")
         for err in run.errors:
             print(f"  ERROR (schemathesis): {err}")
             failed = True

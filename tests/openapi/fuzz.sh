@@ -10,10 +10,11 @@
 # demo portfolio (`gable sandbox reset --demo`), then `gable serve` on two free local
 # ports with the rate limits off, and `st run` against the sandbox listener's
 # GET /v1/openapi.json: every operation, every check (`--checks all`), the phases
-# examples, coverage, fuzzing and stateful, within a time budget. Then
-# tests/openapi/fuzz.py reads the reports, prints the failures grouped by kind and one
-# summary line per database, and fails on any failure that tests/openapi/fuzz-accepted.toml
-# does not accept. tests/openapi/fuzz_hooks.py gives a request a fresh Idempotency-Key
+# examples, fuzzing (FUZZ_MAX_EXAMPLES cases per operation) and stateful. Stores and server come
+# from .ci/fresh-server. Then tests/openapi/fuzz.py reads the reports, prints the failures
+# grouped by kind and one summary line per database, and fails on any failure that
+# tests/openapi/fuzz-accepted.toml does not accept, and when an operation of the
+# description got no answer in the fuzzing phase. tests/openapi/fuzz_hooks.py gives a request a fresh Idempotency-Key
 # when the drawn one was already sent with another request (see that file).
 #
 # Environment knobs:
@@ -23,10 +24,13 @@
 #   FUZZ_REPORT_DIR=dir      keep the reports there (<dir>/<database>/: schemathesis' ndjson
 #                            and json reports, its output, the server's log); default a
 #                            temporary directory removed at the end
-#   FUZZ_MAX_TIME=seconds    schemathesis' budget per database (default 180): examples and
-#                            coverage run once, then fuzzing and stateful repeat until it is spent
-#   FUZZ_MAX_EXAMPLES=n      test cases per operation in each fuzzing pass (default 30)
-#   FUZZ_PHASES=list         default examples,coverage,fuzzing,stateful
+#   FUZZ_MAX_EXAMPLES=n      test cases per operation in the fuzzing phase (default 5): the
+#                            budget, the same on any machine (tests/openapi/README.md, "The budget")
+#   FUZZ_PHASES=list         default examples,fuzzing,stateful; add coverage for its exhaustive
+#                            enumeration of boundary and wrong-type cases (some 65,000 requests)
+#   FUZZ_MAX_TIME=seconds    instead a time budget per database, shared out over the operations:
+#                            each phase runs once, then fuzzing and stateful repeat until it is
+#                            spent (default none: every phase runs once to its end)
 #   FUZZ_WORKERS=n           schemathesis workers (default 1)
 #   FUZZ_SEED=n              a fixed seed, to repeat a run (schemathesis prints the one it used)
 #   FUZZ_EXAMPLES=n          requests fuzz.py shows per group of failures (default 3)
@@ -40,11 +44,10 @@ cd "$ROOT"
 SCHEMATHESIS_VERSION=4.32.5   # as pinned in .ci/install-tools
 VENV_DIR="$ROOT/.tools/venv"
 DATABASES="${FUZZ_DATABASES:-sqlite postgres}"
-MAX_TIME="${FUZZ_MAX_TIME:-180}"
-MAX_EXAMPLES="${FUZZ_MAX_EXAMPLES:-30}"
-PHASES="${FUZZ_PHASES:-examples,coverage,fuzzing,stateful}"
+MAX_TIME="${FUZZ_MAX_TIME:-}"
+MAX_EXAMPLES="${FUZZ_MAX_EXAMPLES:-5}"
+PHASES="${FUZZ_PHASES:-examples,fuzzing,stateful}"
 WORKERS="${FUZZ_WORKERS:-1}"
-ADMIN_URL="${GABLE_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 
 say() { echo "fuzz: $*"; }
 die() { echo "fuzz: FAIL: $*" >&2; exit 1; }
@@ -74,96 +77,55 @@ fi
 [ -x "$BIN" ] || die "no server binary at $BIN"
 BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
 
-# ---- cleanup: whatever runs or was made when we exit ---------------------------------------
+# ---- fresh stores and servers (.ci/fresh-server); cleanup when we exit ---------------------
+FRESH_BIN="$BIN"
+# shellcheck source=.ci/fresh-server
+source .ci/fresh-server
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/gable-fuzz.XXXXXX")"
 REPORTS="${FUZZ_REPORT_DIR:-$WORK/reports}"
 mkdir -p "$REPORTS"
 REPORTS="$(cd "$REPORTS" && pwd)"
-SERVER_PID=""
-PG_DB=""
-stop_server() {
-    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    SERVER_PID=""
-}
-drop_database() {
-    if [ -n "$PG_DB" ]; then
-        psql "$ADMIN_URL" -XAtqc "DROP DATABASE IF EXISTS \"$PG_DB\" WITH (FORCE)" >/dev/null 2>&1 \
-            || echo "fuzz: could not drop database $PG_DB" >&2
-        PG_DB=""
-    fi
-}
 cleanup() {
-    stop_server
-    drop_database
+    local status=$?
+    fresh_cleanup "$status"
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_ports() { python3 "$ROOT/tests/openapi/free_ports.py" 2; }
-
-# gable ARGS...: the binary with our store flags and master key only (the server reads
-# GABLE_*/DATABASE_URL from the environment too). The server itself is started as
-# "${GABLE[@]}" … & so that $! is its pid (env execs it), which stop_server kills.
-MASTER_KEY=""
-GABLE=()
-set_gable() {
-    GABLE=(env -u DATABASE_URL -u GABLE_DATA_DIR -u GABLE_ADDR -u GABLE_SANDBOX_ADDR -u GABLE_CONFIG
-        -u GABLE_PUBLIC_URL -u GABLE_SANDBOX_PUBLIC_URL -u GABLE_LOG_FORMAT -u GABLE_MASTER_KEY
-        -u GABLE_RATE_LIMIT_LIVE -u GABLE_RATE_LIMIT_TEST -u GABLE_WEBHOOK_ALLOW_CIDRS
-        ${MASTER_KEY:+"GABLE_MASTER_KEY=$MASTER_KEY"} "$BIN")
-}
-gable() { "${GABLE[@]}" "$@"; }
 
 json_field() {  # json_field NAME < JSON: a top-level string field
     python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"
 }
 
 # ---- one database ----------------------------------------------------------------------------
-# fuzz_one NAME STORE-ARGS...: fresh store, tenant, key, demo, server, st run, server stopped.
+# fuzz_one NAME: fresh store (fresh_store before), tenant, key, demo, server, st run, server stopped.
 fuzz_one() {
-    local db="$1"; shift
-    local out="$REPORTS/$db" log="$WORK/$db-server.err"
+    local db="$1"
+    local out="$REPORTS/$db" log="$WORK/$db-cli.err"
     rm -rf "$out"; mkdir -p "$out"
-    set_gable
 
     local tenant key
-    tenant="$(gable "$@" tenant create --name "fuzz $db" 2>>"$log" | json_field id)" \
+    tenant="$(fresh_gable tenant create --name "fuzz $db" 2>>"$log" | json_field id)" \
         || { tail -n 20 "$log" >&2; say "$db: could not create a tenant"; return 1; }
-    key="$(gable "$@" key create --tenant "$tenant" --env test --scopes '*' 2>>"$log" | json_field secret)" \
+    key="$(fresh_gable key create --tenant "$tenant" --env test --scopes '*' 2>>"$log" | json_field secret)" \
         || { tail -n 20 "$log" >&2; say "$db: could not create a key"; return 1; }
-    gable "$@" sandbox reset --tenant "$tenant" --demo >"$out/demo.json" 2>>"$log" \
+    fresh_gable sandbox reset --tenant "$tenant" --demo >"$out/demo.json" 2>>"$log" \
         || { tail -n 20 "$log" >&2; say "$db: could not make the demo portfolio"; return 1; }
 
-    local live_port sandbox_port
-    read -r live_port sandbox_port < <(free_ports)
-    local sandbox_url="http://127.0.0.1:$sandbox_port"
     # The access log would be a line per request; errors and warnings are what matter here.
-    GABLE_LOG="${GABLE_LOG:-info,gable::access=off}" \
-        "${GABLE[@]}" "$@" serve --addr "127.0.0.1:$live_port" --sandbox-addr "127.0.0.1:$sandbox_port" \
-        --rate-limit-live 0 --rate-limit-test 0 >"$WORK/$db-server.out" 2>>"$log" &
-    SERVER_PID=$!
+    FRESH_NAME="fuzz-$db" FRESH_LOGS="$WORK" GABLE_LOG="${GABLE_LOG:-info,gable::access=off}" \
+        fresh_serve --rate-limit-live 0 --rate-limit-test 0 \
+        || { say "$db: the server did not start"; return 1; }
+    local sandbox_url="$FRESH_SANDBOX_URL"
+    log="$FRESH_LOG"
+    # The operations fuzz.py checks were all fuzzed.
+    curl -sf -o "$out/openapi.json" "$sandbox_url/v1/openapi.json" \
+        || { say "$db: GET $sandbox_url/v1/openapi.json failed"; return 1; }
 
-    local ready=""
-    for _ in $(seq 1 300); do   # up to 60 s
-        if curl -sf -o /dev/null "$sandbox_url/v1/openapi.json"; then ready=1; break; fi
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.2
-    done
-    if [ -z "$ready" ]; then
-        echo "--- server log ($db) ---" >&2; tail -n 40 "$log" >&2 || true
-        stop_server
-        say "$db: the server did not answer GET $sandbox_url/v1/openapi.json"
-        return 1
-    fi
-
-    say "$db: st run against $sandbox_url (phases $PHASES, max $MAX_TIME s, $MAX_EXAMPLES examples per operation and pass)"
+    say "$db: st run against $sandbox_url (phases $PHASES, $MAX_EXAMPLES examples per operation${MAX_TIME:+ and pass, repeated for $MAX_TIME s})"
     local t0=$SECONDS rc=0
-    local seed_args=()
+    local seed_args=() time_args=()
     [ -z "${FUZZ_SEED:-}" ] || seed_args=(--seed "$FUZZ_SEED")
+    [ -z "$MAX_TIME" ] || time_args=(--max-time "$MAX_TIME")
     # Its crash files (for `st replay`) go with the reports; run from a directory of our
     # own, so nothing (.schemathesis/, .hypothesis/) lands in the work tree.
     local st_dir="$WORK/$db-st"
@@ -179,7 +141,7 @@ fuzz_one() {
         --header "Authorization: Bearer $key" \
         --checks all \
         --phases "$PHASES" \
-        --max-time "$MAX_TIME" \
+        "${time_args[@]}" \
         --max-examples "$MAX_EXAMPLES" \
         --continue-on-failure \
         --workers "$WORKERS" \
@@ -195,8 +157,8 @@ fuzz_one() {
     sed -n '/^=* SUMMARY =*$/,$p' "$out/st.out" | sed 's/^/  st: /'
 
     local alive=1
-    kill -0 "$SERVER_PID" 2>/dev/null || alive=""
-    stop_server
+    kill -0 "$FRESH_PID" 2>/dev/null || alive=""
+    fresh_stop
     cp "$log" "$out/server.err" 2>/dev/null || true
     if [ -z "$alive" ]; then
         echo "--- server log ($db) ---" >&2; tail -n 40 "$log" >&2 || true
@@ -214,27 +176,17 @@ failed=()
 labels=()
 for db in $DATABASES; do
     case "$db" in
-        sqlite)
-            mkdir -p "$WORK/sqlite-data"
-            fuzz_one sqlite --data-dir "$WORK/sqlite-data" || failed+=("sqlite")
-            ;;
+        sqlite) fresh_store sqlite || { failed+=("sqlite"); continue; } ;;
         postgres)
-            psql "$ADMIN_URL" -XAtqc 'select 1' >/dev/null 2>&1 \
-                || { say "PostgreSQL is unreachable at $ADMIN_URL"; failed+=("postgres (unreachable)"); continue; }
-            # PostgreSQL needs a configured master key; SQLite generates one into its data directory.
-            MASTER_KEY="$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
-            PG_DB="gable_fuzz_$(date +%s)_$RANDOM"
-            psql "$ADMIN_URL" -XAtqc "CREATE DATABASE \"$PG_DB\"" >/dev/null \
-                || { say "could not create database $PG_DB"; failed+=("postgres"); PG_DB=""; continue; }
-            # The admin URL with its database replaced (…/postgres -> …/$PG_DB, query kept).
-            base="${ADMIN_URL%%\?*}"; query="${ADMIN_URL#"$base"}"
-            fuzz_one postgres --database-url "${base%/*}/$PG_DB$query" || failed+=("postgres")
-            MASTER_KEY=""
-            drop_database
+            fresh_postgres_reachable \
+                || { say "PostgreSQL is unreachable at $FRESH_ADMIN_URL"; failed+=("postgres (unreachable)"); continue; }
+            FRESH_NAME=fuzz fresh_store postgres || { failed+=("postgres"); continue; }
             ;;
         *)
             say "unknown database $db (sqlite, postgres)"; failed+=("$db (unknown)"); continue ;;
     esac
+    fuzz_one "$db" || failed+=("$db")
+    fresh_drop
     labels+=("$db=$REPORTS/$db")
 done
 

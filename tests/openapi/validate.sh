@@ -4,7 +4,7 @@
 #   tests/openapi/validate.sh
 #
 # Builds the server (`cargo build -p gable`), starts it on two free local ports with a fresh
-# data directory, fetches GET /v1/openapi.json from both listeners (production and sandbox),
+# data directory (.ci/fresh-server), fetches GET /v1/openapi.json from both listeners (production and sandbox),
 # stops the server, and runs tests/openapi/validate.py on each document
 # (openapi-spec-validator as OpenAPI 3.1, plus Gable's own checks). Exits non-zero on failure.
 #
@@ -48,40 +48,25 @@ else
 fi
 [ -x "$BIN" ] || die "no server binary at $BIN"
 
-# ---- start it on two free ports ------------------------------------------------------------
+# ---- start it on free ports with a fresh data directory (.ci/fresh-server) -----------------
+FRESH_BIN="$BIN" FRESH_NAME=openapi
+# shellcheck source=.ci/fresh-server
+source .ci/fresh-server
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/gable-openapi.XXXXXX")"
-SERVER_PID=""
 cleanup() {
-    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
+    local status=$?
+    fresh_cleanup "$status"
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
 
-read -r LIVE_PORT SANDBOX_PORT < <(python3 tests/openapi/free_ports.py 2)
-LIVE_URL="http://127.0.0.1:$LIVE_PORT"
-SANDBOX_URL="http://127.0.0.1:$SANDBOX_PORT"
-
-say "starting $BIN on $LIVE_URL (production) and $SANDBOX_URL (sandbox)"
-# stdout holds the first-run demo key: keep it in the temporary directory only.
-"$BIN" serve --data-dir "$WORK/data" --addr "127.0.0.1:$LIVE_PORT" --sandbox-addr "127.0.0.1:$SANDBOX_PORT" \
-    >"$WORK/server.out" 2>"$WORK/server.err" &
-SERVER_PID=$!
-
-ready=""
-for _ in $(seq 1 300); do   # up to 60 s (migrations on a slow machine)
-    if curl -sf -o /dev/null "$LIVE_URL/v1/openapi.json"; then ready=1; break; fi
-    kill -0 "$SERVER_PID" 2>/dev/null || break
-    sleep 0.2
-done
-if [ -z "$ready" ]; then
-    echo "--- server stderr ---" >&2
-    tail -n 40 "$WORK/server.err" >&2 || true
-    die "the server did not answer GET $LIVE_URL/v1/openapi.json"
-fi
+fresh_store sqlite
+say "starting $BIN on free ports (production and sandbox) with a fresh data directory"
+# stdout holds the first-run demo key: it stays in the fresh server's temporary directory.
+fresh_serve || die "the server did not start"
+LIVE_URL="$FRESH_LIVE_URL"
+SANDBOX_URL="$FRESH_SANDBOX_URL"
+say "production $LIVE_URL, sandbox $SANDBOX_URL"
 
 fetch() {  # fetch URL FILE: the document, and that it is served as JSON
     local ct
@@ -94,9 +79,7 @@ fetch() {  # fetch URL FILE: the document, and that it is served as JSON
 fetch "$LIVE_URL/v1/openapi.json" "$WORK/production.json"
 fetch "$SANDBOX_URL/v1/openapi.json" "$WORK/sandbox.json"
 
-kill "$SERVER_PID" 2>/dev/null || true
-wait "$SERVER_PID" 2>/dev/null || true
-SERVER_PID=""
+fresh_stop
 
 if [ -n "${KEEP_OPENAPI:-}" ]; then
     mkdir -p "$KEEP_OPENAPI"

@@ -181,15 +181,10 @@ def kind_of(argv):
 # ---- processes ---------------------------------------------------------------------------
 
 def free_ports(n):
-    socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
-    return ports
+    """N distinct free local ports, from the scripts' shared .ci/fresh-server."""
+    out = subprocess.run(["bash", os.path.join(ROOT, ".ci", "fresh-server"), "ports", str(n)],
+                         check=True, capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
 
 
 def drain(stream, path, lines):
