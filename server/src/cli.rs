@@ -375,7 +375,12 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Sandbox { command: SandboxCommand::Reset { tenant, demo } } => {
             let store = open(&store_args).await?;
             anyhow::ensure!(store.tenant_exists(tenant).await?, "no tenant {tenant}");
-            let key = crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, store.is_shared())?;
+            // A reset alone seals and opens nothing: the deployment's master key is asked
+            // for (and required with PostgreSQL) only when the demo is made.
+            let key = match demo {
+                true => crate::crypto::master_key(config.master_key.as_ref(), &store_args.data_dir, store.is_shared())?,
+                false => crate::crypto::MasterKey::generate(),
+            };
             let ops = crate::ops::Operations::new(store, crate::clock::Clock::system(), key);
             let reset = ops.reset_sandbox(tenant, demo).await?;
             print_json(
