@@ -10,12 +10,9 @@ use rand::RngCore;
 use uuid::Uuid;
 
 use super::{store_error, AccountService};
-use crate::ops::access::{SESSION_ABSOLUTE, SESSION_IDLE};
+use crate::ops::access::{MAX_SESSION_TOKEN_LEN, SESSION_ABSOLUTE, SESSION_IDLE};
 use crate::store::accounts::sessions::{NewSessionRow, StoredSession};
 use crate::store::keys::hash_secret;
-
-/// Tokens longer than this are not ours (ours are 43 characters).
-const MAX_TOKEN_LEN: usize = 128;
 
 /// 32 bytes from the OS, base64url without padding (43 characters, cookie-safe).
 pub fn random_token() -> String {
@@ -57,7 +54,7 @@ impl AccountService {
         let token = random_token();
         let hash = token_hash(&token);
         let csrf = random_token();
-        let previous_hash = previous.filter(|p| !p.is_empty() && p.len() <= MAX_TOKEN_LEN).map(token_hash);
+        let previous_hash = previous.filter(|p| !p.is_empty() && p.len() <= MAX_SESSION_TOKEN_LEN).map(token_hash);
         self.store
             .console_start_session(
                 &NewSessionRow {
@@ -100,7 +97,7 @@ impl Sessions for AccountService {
     }
 
     async fn sign_out(&self, token: &str) -> Result<(), ConsoleError> {
-        if token.is_empty() || token.len() > MAX_TOKEN_LEN {
+        if token.is_empty() || token.len() > MAX_SESSION_TOKEN_LEN {
             return Ok(());
         }
         self.store.console_end_session(&token_hash(token)).await.map_err(store_error("ending a session"))

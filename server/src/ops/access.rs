@@ -69,9 +69,10 @@ pub const SESSION_IDLE: chrono::Duration = chrono::Duration::minutes(30);
 pub const SESSION_ABSOLUTE: chrono::Duration = chrono::Duration::hours(12);
 /// A session's `last_seen_at` is written at most this often, so reads stay reads.
 pub const SESSION_TOUCH_EVERY: chrono::Duration = chrono::Duration::seconds(60);
-/// Longer bearer secrets and session tokens are not Gable's: refused before any lookup.
+/// Longer bearer secrets are not Gable's: refused before any lookup.
 const MAX_SECRET_LEN: usize = 200;
-const MAX_SESSION_TOKEN_LEN: usize = 128;
+/// Longer console session tokens are not Gable's (its own are 43 characters).
+pub const MAX_SESSION_TOKEN_LEN: usize = 128;
 
 /// A credential found, and the refusal it earns beyond its environment (a revoked or
 /// expired flow token), which `bearer` gives only once the environment matches.
