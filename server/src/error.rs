@@ -33,9 +33,10 @@ pub enum Error {
     /// its time; the one who holds it should ask for a new one.
     #[error("{0}")]
     TokenExpired(String),
-    /// 403 `insufficient_scope`: carries the scope the operation needs.
+    /// 403 `insufficient_scope`: carries the scope the operation needs, and the
+    /// parameter that asked for it where one did (`expand[]`).
     #[error("{message}")]
-    InsufficientScope { scope: String, message: String },
+    InsufficientScope { scope: String, message: String, param: Option<String> },
     /// 403 `property_forbidden`.
     #[error("{0}")]
     PropertyForbidden(String),
@@ -100,7 +101,7 @@ impl Error {
     }
     pub fn insufficient_scope(scope: impl Into<String>) -> Self {
         let scope = scope.into();
-        Error::InsufficientScope { message: format!("this operation needs the scope `{scope}`"), scope }
+        Error::InsufficientScope { message: format!("this operation needs the scope `{scope}`"), scope, param: None }
     }
     pub fn not_found(what: &str) -> Self {
         Error::NotFound { message: format!("no such {what}"), param: None }

@@ -18,6 +18,7 @@ use uuid::Uuid;
 use super::{actor_of, invalid, refused, require_manage, store_error, AccountService};
 use crate::domain::collections::collection;
 use crate::domain::events::EVENT_TYPES;
+use crate::domain::expand::Expand;
 use crate::domain::list::ListQuery;
 use crate::domain::record::Record;
 use crate::domain::registry::Collection;
@@ -241,7 +242,7 @@ impl Webhooks for AccountService {
         let c = col("webhooks")?;
         let actor = self.reader(me, c, SEE)?;
         let id = parse_id(id, not_found)?;
-        let rec = self.ops.read(&actor, c, id).await.map_err(webhook_error("reading a webhook", not_found))?;
+        let rec = self.ops.read(&actor, c, id, &Expand::default()).await.map_err(webhook_error("reading a webhook", not_found))?.record;
         Ok(webhook_view(&rec))
     }
 
@@ -321,7 +322,7 @@ impl Webhooks for AccountService {
         self.reader(me, c, SEE_REGISTER)?;
         let hook = parse_id(webhook_id, not_found)?;
         // The subscription must be one of this tenant's, in this environment.
-        self.ops.read(&actor, hooks, hook).await.map_err(webhook_error("reading a webhook", not_found))?;
+        self.ops.read(&actor, hooks, hook, &Expand::default()).await.map_err(webhook_error("reading a webhook", not_found))?;
         let mut pairs = vec![("limit".to_string(), REGISTER_LIMIT.to_string()), ("filter[webhook_id]".to_string(), hook.to_string())];
         for (name, value) in [("status", filter.status), ("event_type", filter.event_type), ("trigger", filter.trigger)] {
             if let Some(v) = value.map(|v| v.trim().to_string()).filter(|v| !v.is_empty()) {
@@ -342,7 +343,8 @@ impl Webhooks for AccountService {
         let id = parse_id(id, delivery_not_found)?;
         // Read through the gate, which conceals the receiver's answer when it may echo a
         // body the user may not read; the page says why.
-        let rec = self.ops.read(&actor, c, id).await.map_err(webhook_error("reading a delivery", delivery_not_found))?;
+        let rec =
+            self.ops.read(&actor, c, id, &Expand::default()).await.map_err(webhook_error("reading a delivery", delivery_not_found))?.record;
         let response_note = crate::domain::webhooks::unreadable_carried(&actor.grants, &rec)
             .map(|_| "Not shown: the receiver's answer may repeat the body, which your role may not read.".to_string());
         let (request_body, request_body_note) = self.sent_body(&actor, &rec).await?;

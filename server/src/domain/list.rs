@@ -4,6 +4,7 @@
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
+use super::answer::{nul_free, Answer};
 use super::record::{CREATED_AT, ID, UPDATED_AT};
 use super::registry::{Collection, Field, Ty};
 use super::value::{parse_date, parse_datetime, parse_money, Val};
@@ -76,7 +77,9 @@ pub struct ListQuery {
     pub limit: u32,
     pub sort: Vec<SortKey>,
     pub filters: Vec<Filter>,
-    pub fields: Option<Vec<&'static str>>,
+    /// The answer's fieldsets and expansions: they shape the answer, not the list (a
+    /// cursor is not bound to them).
+    pub answer: Answer,
     pub cursor: Option<String>,
 }
 
@@ -90,31 +93,18 @@ pub fn lookup(c: &Collection, name: &str) -> Option<&'static Field> {
     }
 }
 
-/// Names usable in `fields[...]`.
-fn selectable(c: &Collection, name: &str) -> Option<&'static str> {
-    if let Some(s) = super::registry::SYSTEM_FIELDS.iter().find(|s| **s == name) {
-        return Some(s);
-    }
-    if c.metadata && name == "metadata" {
-        return Some("metadata");
-    }
-    c.field(name).map(|f| f.name)
-}
-
 impl ListQuery {
     /// Parses a list request's query pairs. Every unknown or malformed parameter is a
     /// 400 naming it.
     pub fn parse(c: &'static Collection, pairs: &[(String, String)]) -> Result<ListQuery> {
-        let mut q = ListQuery { limit: DEFAULT_LIMIT, sort: vec![], filters: vec![], fields: None, cursor: None };
+        let (answer, pairs) = Answer::take(c, pairs)?;
+        let mut q = ListQuery { limit: DEFAULT_LIMIT, sort: vec![], filters: vec![], answer, cursor: None };
         let mut seen = std::collections::HashSet::new();
         let mut currency_eq: Option<String> = None;
         let mut money_filters = vec![];
-        let pairs = join_repeated_lists(pairs);
+        let pairs = join_repeated_lists(&pairs);
         for (key, value) in &pairs {
-            // PostgreSQL cannot compare text holding U+0000; neither database is asked to.
-            if key.contains('\0') || value.contains('\0') {
-                return Err(Error::parameter(key, "must not contain NUL characters (U+0000)"));
-            }
+            nul_free(key, value)?;
             if !seen.insert(key.as_str()) {
                 return Err(Error::parameter(key, "is given more than once"));
             }
@@ -127,23 +117,6 @@ impl ListQuery {
                     q.cursor = Some(value.clone())
                 }
                 "sort" => q.sort = parse_sort(c, value)?,
-                k if k.starts_with("fields[") => {
-                    let inner = bracket(k, "fields").ok_or_else(|| Error::parameter(k, "is not a parameter; use fields[<collection>]"))?;
-                    if inner.len() != 1 || inner[0] != c.name {
-                        return Err(Error::parameter(k, format!("must be fields[{}] on this list", c.name)));
-                    }
-                    let mut fs = vec![];
-                    for name in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                        let f = selectable(c, name).ok_or_else(|| Error::parameter(k, format!("`{name}` is not a field of {}", c.name)))?;
-                        if !fs.contains(&f) {
-                            fs.push(f);
-                        }
-                    }
-                    if fs.is_empty() {
-                        return Err(Error::parameter(k, "must name at least one field"));
-                    }
-                    q.fields = Some(fs);
-                }
                 k if k.starts_with("filter[") => {
                     let inner = bracket(k, "filter")
                         .ok_or_else(|| Error::parameter(k, "is not a parameter; use filter[<field>] or filter[<field>][<op>]"))?;
@@ -248,14 +221,15 @@ fn parse_sort(c: &Collection, v: &str) -> Result<Vec<SortKey>> {
     Ok(keys)
 }
 
-/// A list-valued parameter (`sort`, `fields[…]`, `filter[f][in]`, `filter[f][nin]`) may be repeated,
-/// as form-style clients send arrays (`fields[units]=id&fields[units]=number`, which is how
+/// A list-valued parameter (`sort`, `filter[f][in]`, `filter[f][nin]`; `fields[…]` and
+/// `expand[]` are `domain::answer`'s) may be repeated,
+/// as form-style clients send arrays (`filter[status][in]=a&filter[status][in]=b`, which is how
 /// the API description's `explode: true` arrays serialise): the values are joined as if sent
 /// comma-separated. Any other repeated parameter stays a `400`.
 fn join_repeated_lists(pairs: &[(String, String)]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::with_capacity(pairs.len());
     for (k, v) in pairs {
-        let list_valued = k == "sort" || k.starts_with("fields[") || k.ends_with("][in]") || k.ends_with("][nin]");
+        let list_valued = k == "sort" || k.ends_with("][in]") || k.ends_with("][nin]");
         if let Some((_, joined)) = out.iter_mut().find(|(seen, _)| list_valued && seen == k) {
             joined.push(',');
             joined.push_str(v);
@@ -386,7 +360,7 @@ mod tests {
         assert_eq!(l.sort[2].field.name, "id");
         assert!(!l.sort[2].desc);
         assert_eq!(l.filters.len(), 2);
-        assert_eq!(l.fields.unwrap(), vec!["id", "status"]);
+        assert_eq!(l.answer.fields.of(collection("leases").unwrap()).unwrap(), ["id", "status"]);
     }
 
     #[test]
@@ -424,7 +398,8 @@ mod tests {
         assert_eq!(name(q(&[("filter[nope]", "1")])), "filter[nope]");
         assert_eq!(name(q(&[("filter[status][like]", "a")])), "filter[status][like]");
         assert_eq!(name(q(&[("filter[status]", "flying")])), "filter[status]");
-        assert_eq!(name(q(&[("fields[units]", "id")])), "fields[units]");
+        assert_eq!(name(q(&[("fields[webhooks]", "id")])), "fields[webhooks]");
+        assert_eq!(name(q(&[("expand[]", "tenant")])), "expand[]");
         assert_eq!(name(q(&[("rent", "1")])), "rent");
         assert_eq!(name(q(&[("filter[rent][gte]", "100")])), "filter[rent][gte]");
     }
@@ -444,7 +419,7 @@ mod tests {
             l.sort.iter().map(|k| (k.field.name, k.desc)).collect::<Vec<_>>(),
             vec![("start_date", true), ("created_at", false), ("id", false)]
         );
-        assert_eq!(l.fields.unwrap(), vec!["id", "status", "rent"]);
+        assert_eq!(l.answer.fields.of(collection("leases").unwrap()).unwrap(), ["id", "status", "rent"]);
         assert_eq!(l.filters.len(), 1);
         assert_eq!(l.filters[0].raw, "active,draft");
         let same = q(&[("filter[status][in]", "active,draft")]).unwrap();

@@ -79,6 +79,8 @@ pub fn require_reads(grants: &[String], kind: &str) -> Result<()> {
             Err(Error::InsufficientScope {
                 message: format!("a {kind} report shows {name} records, which this credential cannot read; it needs `{scope}`"),
                 scope,
+
+                param: None,
             })
         }
     }

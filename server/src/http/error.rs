@@ -43,7 +43,9 @@ impl Error {
 
     fn param(&self) -> Option<&str> {
         match self {
-            Error::InvalidRequest { param, .. } | Error::NotFound { param, .. } => param.as_deref(),
+            Error::InvalidRequest { param, .. } | Error::NotFound { param, .. } | Error::InsufficientScope { param, .. } => {
+                param.as_deref()
+            }
             Error::InvalidParameter { param, .. } | Error::Validation { param, .. } => Some(param),
             Error::InvalidCursor => Some("cursor"),
             Error::MissingIdempotencyKey(_) | Error::IdempotencyKeyInUse { .. } | Error::IdempotencyKeyReused(_) => Some("Idempotency-Key"),

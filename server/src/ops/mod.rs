@@ -105,6 +105,7 @@ impl Actor {
                     "{what} carries `{scope}`, which this credential does not hold; a credential can grant only what it holds"
                 ),
                 scope,
+                param: None,
             }),
         }
     }

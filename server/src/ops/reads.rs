@@ -8,25 +8,40 @@
 //!
 //! Lists narrow themselves to what the actor may see (an event list to the types whose
 //! records it may read) instead of refusing, and page with signed keyset cursors.
+//!
+//! Expansions (`domain::expand`) read like the records they expand: each path needs the
+//! read scope of its collection (a `403` naming the path before anything is read), each
+//! record it brings passes the rules above and the actor's reach, and one statement reads
+//! a path for every record of the answer, in the same snapshot as the answer itself.
 
 use serde_json::Value as Json;
 use uuid::Uuid;
 
-use super::{Actor, Operations};
+use super::{Actor, Operations, Work};
 use crate::domain::collections::named;
+use crate::domain::expand::{self, Expand, Related, RelatedPath, PARAM};
 use crate::domain::list::ListQuery;
+use crate::domain::reach::Scope;
 use crate::domain::record::Record;
 use crate::domain::registry::Collection;
 use crate::domain::scopes::Access;
 use crate::domain::{events, reports, webhooks};
 use crate::error::{Error, Result};
-use crate::store::{deliveries, Intent};
+use crate::store::{deliveries, records, Intent, Tx};
 
-/// A page of a list as its reader may see it, with the cursor of the next page.
+/// A page of a list as its reader may see it, with the records its references expand
+/// to and the cursor of the next page.
 pub struct Page {
     pub records: Vec<Record>,
+    pub related: Related,
     pub next: Option<String>,
     pub has_more: bool,
+}
+
+/// One record as its reader may see it, with the records its references expand to.
+pub struct One {
+    pub record: Record,
+    pub related: Related,
 }
 
 /// What a delivery attempt sent, as its reader may see it.
@@ -41,28 +56,53 @@ pub enum Sent {
     NotKept,
 }
 
-impl Operations {
-    /// One record of `c`, as `actor` may see it: `403` naming the scope it lacks, `404`
-    /// when the record is outside its reach.
-    pub async fn read(&self, actor: &Actor, c: &'static Collection, id: Uuid) -> Result<Record> {
-        actor.require(c, Access::Read)?;
-        let mut rec = self.store.get(&actor.scope, c, id).await?;
-        match c.name {
-            "events" => require_carried(actor, &rec)?,
-            "reports" => reports::require_reads(&actor.grants, rec.get("kind").as_str().unwrap_or_default())?,
-            // The receiver's answer may echo the record the event carried.
-            "webhook-deliveries" => {
-                webhooks::conceal_from(&actor.grants, &mut rec);
+impl Actor {
+    /// Refuses, with `403` naming the path, an expansion of a collection the actor may
+    /// not read: checked before anything is read or written.
+    pub fn require_expand(&self, expand: &Expand) -> Result<()> {
+        for p in expand.walk() {
+            let t = p.reference.target;
+            if let Err(Error::InsufficientScope { scope, .. }) = self.require(t, Access::Read) {
+                return Err(Error::InsufficientScope {
+                    message: format!("expanding `{}` reads {}, which needs the scope `{scope}`", p.full, t.name),
+                    scope,
+                    param: Some(PARAM.into()),
+                });
             }
-            _ => {}
         }
-        Ok(rec)
+        Ok(())
+    }
+}
+
+impl Operations {
+    /// One record of `c`, as `actor` may see it, with `expand`'s records: `403` naming the
+    /// scope it lacks, `404` when the record is outside its reach.
+    pub async fn read(&self, actor: &Actor, c: &'static Collection, id: Uuid, expand: &Expand) -> Result<One> {
+        actor.require(c, Access::Read)?;
+        actor.require_expand(expand)?;
+        let scope = &actor.scope;
+        if expand.is_empty() {
+            let mut record = self.store.get(scope, c, id).await?;
+            admit(actor, c, &mut record)?;
+            return Ok(One { record, related: Related::default() });
+        }
+        self.store
+            .in_tenant(scope.tenant, scope.livemode, Intent::Snapshot, async |tx| {
+                let mut record = records::fetch(tx, scope, c, id, false).await?;
+                admit(actor, c, &mut record)?;
+                let related = related(tx, actor, scope, expand, &[&record]).await?;
+                Ok(One { record, related })
+            })
+            .await
     }
 
-    /// A page of `c` as `q` asks, as `actor` may see it. The cursor in `q` must be one this
-    /// list gave (the same collection, filters, sort, tenant and environment).
+    /// A page of `c` as `q` asks, as `actor` may see it, with the records `q.answer`
+    /// expands. The cursor in `q` must be one this list gave (the same collection,
+    /// filters, sort, tenant and environment).
     pub async fn list(&self, actor: &Actor, c: &'static Collection, mut q: ListQuery) -> Result<Page> {
         actor.require(c, Access::Read)?;
+        let expand = std::mem::take(&mut q.answer.expand);
+        actor.require_expand(&expand)?;
         // Events and reports show other collections' records: each is listed only to a
         // credential that may read what it shows.
         let shown = match c.name {
@@ -71,7 +111,7 @@ impl Operations {
             _ => true,
         };
         if !shown {
-            return Ok(Page { records: vec![], next: None, has_more: false });
+            return Ok(Page { records: vec![], related: Related::default(), next: None, has_more: false });
         }
         let scope = &actor.scope;
         let binding = format!("{}:{}:{}", q.binding(c), scope.tenant, scope.livemode);
@@ -79,7 +119,17 @@ impl Operations {
             Some(cur) => Some(self.cursors.decode(cur, &binding, &q.sort)?),
             None => None,
         };
-        let mut page = self.store.list(scope, c, &q, after).await?;
+        let (mut page, related) = if expand.is_empty() {
+            (self.store.list(scope, c, &q, after).await?, Related::default())
+        } else {
+            self.store
+                .in_tenant(scope.tenant, scope.livemode, Intent::Snapshot, async |tx| {
+                    let page = records::list_page(tx, scope, c, &q, after).await?;
+                    let related = related(tx, actor, scope, &expand, &page.records.iter().collect::<Vec<_>>()).await?;
+                    Ok((page, related))
+                })
+                .await?
+        };
         let next = match (page.has_more, page.records.last()) {
             (true, Some(last)) => {
                 let vals: Vec<_> = q.sort.iter().map(|k| last.sort_value(k.field)).collect();
@@ -92,7 +142,7 @@ impl Operations {
                 webhooks::conceal_from(&actor.grants, r);
             });
         }
-        Ok(Page { records: page.records, next, has_more: page.has_more })
+        Ok(Page { records: page.records, related, next, has_more: page.has_more })
     }
 
     /// What a delivery attempt (read through `read`) sent, unless its reader may not see it.
@@ -119,6 +169,71 @@ impl Operations {
             .await?;
         Ok(payload.map_or(Sent::NotKept, Sent::Body))
     }
+}
+
+impl Work {
+    /// The records `expand` brings to the answer of a write, read in the write's own
+    /// transaction (so they agree with it), as the writer may see them.
+    pub async fn related(&mut self, rec: &Record, expand: &Expand) -> Result<Related> {
+        if expand.is_empty() {
+            return Ok(Related::default());
+        }
+        let actor = self.actor();
+        actor.require_expand(expand)?;
+        related(&mut self.tx, &actor, &self.scope, expand, &[rec]).await
+    }
+}
+
+/// The rules of the collections that show other collections' records, for one record the
+/// actor reads: an event or report it may not see whole is refused; a delivery attempt's
+/// body is concealed.
+fn admit(actor: &Actor, c: &Collection, rec: &mut Record) -> Result<()> {
+    match c.name {
+        "events" => require_carried(actor, rec),
+        "reports" => reports::require_reads(&actor.grants, rec.get("kind").as_str().unwrap_or_default()),
+        // The receiver's answer may echo the record the event carried.
+        "webhook-deliveries" => {
+            webhooks::conceal_from(&actor.grants, rec);
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What `expand` brings to `records`: for each path, one statement reading every record
+/// its references name at once, then, below it, what those records expand to. A record
+/// the actor may not see (outside its properties, an event of a collection it may not
+/// read) is left out, so its reference stays an id.
+fn related<'a>(
+    tx: &'a mut Tx,
+    actor: &'a Actor,
+    scope: &'a Scope,
+    expand: &'a Expand,
+    records: &'a [&'a Record],
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Related>> + Send + 'a>> {
+    Box::pin(async move {
+        let mut out = Related::default();
+        for p in &expand.paths {
+            let r = p.reference;
+            let mut ids: Vec<Uuid> = records.iter().flat_map(|rec| expand::ids(rec, r)).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            let mut found = std::collections::HashMap::with_capacity(ids.len());
+            for mut rec in records::by_ids(tx, scope, r.target, &ids).await? {
+                if admit(actor, r.target, &mut rec).is_ok() {
+                    found.insert(rec.id, rec);
+                }
+            }
+            let then = if p.then.is_empty() {
+                Related::default()
+            } else {
+                let below: Vec<&Record> = found.values().collect();
+                related(tx, actor, scope, &p.then, &below).await?
+            };
+            out.paths.push(RelatedPath { reference: r, records: found, then });
+        }
+        Ok(out)
+    })
 }
 
 /// An event carries its record: reading it needs read access to that record's collection.

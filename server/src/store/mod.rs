@@ -16,6 +16,7 @@
 pub mod accounts;
 pub mod background;
 pub mod backup;
+pub mod count;
 pub mod data_dir;
 pub mod deliveries;
 pub mod events;

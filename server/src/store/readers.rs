@@ -56,7 +56,14 @@ impl managed::Manager for Readers {
         if conn.is_mutex_poisoned() {
             return Err(RecycleError::message("a read panicked holding the connection"));
         }
-        Ok(())
+        // A snapshot (`Intent::Snapshot`) whose unit of work was dropped before its end
+        // (an error, a cancelled request) is still open: end it, or drop a connection
+        // that is still running its statement.
+        match conn.try_lock() {
+            Ok(c) if c.is_autocommit() => Ok(()),
+            Ok(c) => c.execute_batch("ROLLBACK").map_err(RecycleError::Backend),
+            Err(_) => Err(RecycleError::message("a read is still running on the connection")),
+        }
     }
 }
 

@@ -146,28 +146,7 @@ pub struct Page {
 
 impl Store {
     pub async fn list(&self, scope: &Scope, c: &'static Collection, q: &ListQuery, after: Option<Vec<Val>>) -> Result<Page> {
-        self.in_tenant(scope.tenant, scope.livemode, Intent::Read, async |tx| {
-            let Some(prop) = property_cond(c, scope) else {
-                return Ok(Page { records: vec![], has_more: false });
-            };
-            let mut sel = Query::select();
-            sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop);
-            for f in &q.filters {
-                sel.and_where(filter_expr(f));
-            }
-            if let Some(vals) = after {
-                sel.and_where(keyset(&q.sort, &vals));
-            }
-            for k in &q.sort {
-                sel.order_by(Alias::new(k.field.name), if k.desc { Order::Desc } else { Order::Asc });
-            }
-            sel.limit(q.limit as u64 + 1);
-            let rows = tx.fetch_all(&sel).await?;
-            let has_more = rows.len() > q.limit as usize;
-            let records = rows.iter().take(q.limit as usize).map(|r| decode(c, r)).collect::<Result<Vec<_>>>()?;
-            Ok(Page { records, has_more })
-        })
-        .await
+        self.in_tenant(scope.tenant, scope.livemode, Intent::Read, async |tx| list_page(tx, scope, c, q, after).await).await
     }
 
     pub async fn get(&self, scope: &Scope, c: &'static Collection, id: Uuid) -> Result<Record> {
@@ -177,6 +156,46 @@ impl Store {
         })
         .await
     }
+}
+
+/// One page of a list, as `q` asks, after the row whose sort values are `after`.
+pub async fn list_page(tx: &mut Tx, scope: &Scope, c: &'static Collection, q: &ListQuery, after: Option<Vec<Val>>) -> Result<Page> {
+    let Some(prop) = property_cond(c, scope) else {
+        return Ok(Page { records: vec![], has_more: false });
+    };
+    let mut sel = Query::select();
+    sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop);
+    for f in &q.filters {
+        sel.and_where(filter_expr(f));
+    }
+    if let Some(vals) = after {
+        sel.and_where(keyset(&q.sort, &vals));
+    }
+    for k in &q.sort {
+        sel.order_by(Alias::new(k.field.name), if k.desc { Order::Desc } else { Order::Asc });
+    }
+    sel.limit(q.limit as u64 + 1);
+    let rows = tx.fetch_all(&sel).await?;
+    let has_more = rows.len() > q.limit as usize;
+    let records = rows.iter().take(q.limit as usize).map(|r| decode(c, r)).collect::<Result<Vec<_>>>()?;
+    Ok(Page { records, has_more })
+}
+
+/// The records of `c` with these ids that the scope reaches, in no particular order, in
+/// one statement (an expansion's: every reference of a page at once). Ids it does not
+/// reach, or that name nothing, are left out.
+pub async fn by_ids(tx: &mut Tx, scope: &Scope, c: &'static Collection, ids: &[Uuid]) -> Result<Vec<Record>> {
+    let Some(prop) = property_cond(c, scope) else { return Ok(vec![]) };
+    if ids.is_empty() {
+        return Ok(vec![]);
+    }
+    let mut sel = Query::select();
+    sel.columns(columns(c))
+        .from(Alias::new(c.table))
+        .cond_where(tenant_cond(scope))
+        .cond_where(prop)
+        .and_where(col("id").is_in(ids.iter().copied()));
+    tx.fetch_all(&sel).await?.iter().map(|r| decode(c, r)).collect()
 }
 
 /// Creates a record from validated changes inside a write transaction, checking its

@@ -15,7 +15,8 @@ use crate::error::{Error, Result};
 /// a plain connection in autocommit mode, where one statement is consistent by itself.
 pub enum Tx {
     Sqlite(SqliteWrite),
-    SqliteRead(readers::Reader),
+    /// A read-only connection; in a deferred transaction when `true` (a snapshot).
+    SqliteRead(readers::Reader, bool),
     /// A transaction on PostgreSQL; `READ ONLY` when its intent is to read.
     Postgres(sqlx::Transaction<'static, sqlx::Postgres>, Intent),
 }
@@ -38,7 +39,12 @@ fn query_owned(c: &rusqlite::Connection, sql: &str, values: &sea_query_rusqlite:
 /// connection had committed, and would fail at once instead of waiting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Intent {
+    /// One statement, or several that need not agree with each other.
     Read,
+    /// Several reads that must see one state of the database (a page and the records it
+    /// expands): `REPEATABLE READ` on PostgreSQL, a transaction on SQLite's read
+    /// connection. A plain read costs less on both.
+    Snapshot,
     Write,
 }
 
@@ -108,7 +114,14 @@ impl Store {
 
     async fn begin_sqlite(writer: &Writer, read: &readers::Pool, intent: Intent) -> Result<Tx> {
         Ok(match intent {
-            Intent::Read => Tx::SqliteRead(read.get().await.map_err(Error::internal)?),
+            Intent::Read => Tx::SqliteRead(read.get().await.map_err(Error::internal)?, false),
+            Intent::Snapshot => {
+                let conn = read.get().await.map_err(Error::internal)?;
+                // Ended by `commit`; one dropped without it is rolled back when the pool
+                // hands the connection out again (`readers`).
+                sqlite_batch(&conn, "BEGIN").await?;
+                Tx::SqliteRead(conn, true)
+            }
             Intent::Write => {
                 let mut w = SqliteWrite { conn: writer.clone().lock_owned().await, open: false };
                 w.conn()?.execute_batch("BEGIN IMMEDIATE")?;
@@ -125,6 +138,7 @@ impl Store {
 fn begin_statement(intent: Intent) -> &'static str {
     match intent {
         Intent::Read => "BEGIN READ ONLY",
+        Intent::Snapshot => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
         Intent::Write => "BEGIN",
     }
 }
@@ -137,6 +151,17 @@ fn begin_statement(intent: Intent) -> &'static str {
 /// begin always completes, and a transaction nobody awaits any more is dropped there,
 /// which rolls it back. `tests/it/production/cancellation.rs` shows the difference.
 /// `begin`, when given, replaces the plain `BEGIN` (a simple query; it may set settings too).
+/// Runs a statement without rows (`BEGIN`, `COMMIT`) on a read connection.
+async fn sqlite_batch(conn: &readers::Reader, sql: &'static str) -> Result<()> {
+    if let Ok(c) = conn.try_lock() {
+        return c.execute_batch(sql).map_err(Error::internal);
+    }
+    conn.interact(move |c| c.execute_batch(sql))
+        .await
+        .map_err(|e| Error::internal(anyhow::anyhow!("sqlite {sql}: {e}")))?
+        .map_err(Error::internal)
+}
+
 async fn begin_postgres(pool: &sqlx::PgPool, begin: String) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
     let pool = pool.clone();
     let begun = tokio::spawn(async move { pool.begin_with(begin).await });
@@ -149,7 +174,7 @@ async fn begin_postgres(pool: &sqlx::PgPool, begin: String) -> Result<sqlx::Tran
 impl Tx {
     pub fn dialect(&self) -> Dialect {
         match self {
-            Tx::Sqlite(_) | Tx::SqliteRead(_) => Dialect::Sqlite,
+            Tx::Sqlite(_) | Tx::SqliteRead(..) => Dialect::Sqlite,
             Tx::Postgres(..) => Dialect::Postgres,
         }
     }
@@ -165,9 +190,10 @@ impl Tx {
 
     /// Runs a built statement, with its rows (on PostgreSQL only the first when `one`).
     pub(super) async fn rows(&mut self, b: Built, one: bool) -> Result<Vec<Row>> {
+        super::count::one();
         Ok(match self {
             Tx::Sqlite(w) => query_owned(&*w.conn()?, &b.sql, &values::for_sqlite(b.values))?,
-            Tx::SqliteRead(c) => Self::read_owned(c, b.sql, values::for_sqlite(b.values)).await?,
+            Tx::SqliteRead(c, _) => Self::read_owned(c, b.sql, values::for_sqlite(b.values)).await?,
             Tx::Postgres(t, _) if one => {
                 sqlx::query_with(&b.sql, SqlxValues(b.values)).fetch_optional(&mut **t).await?.map(Row::Postgres).into_iter().collect()
             }
@@ -197,9 +223,10 @@ impl Tx {
 
     pub async fn execute<S: QueryStatementWriter>(&mut self, stmt: &S) -> Result<u64> {
         let b = self.build(stmt);
+        super::count::one();
         Ok(match self {
             Tx::Sqlite(w) => w.conn()?.prepare_cached(&b.sql)?.execute(&*values::for_sqlite(b.values).as_params())? as u64,
-            Tx::SqliteRead(_) => return Err(Error::internal(anyhow::anyhow!("a write in a read-only unit of work"))),
+            Tx::SqliteRead(..) => return Err(Error::internal(anyhow::anyhow!("a write in a read-only unit of work"))),
             Tx::Postgres(t, _) => sqlx::query_with(&b.sql, SqlxValues(b.values)).execute(&mut **t).await?.rows_affected(),
         })
     }
@@ -220,12 +247,15 @@ impl Tx {
                 w.conn()?.execute_batch("COMMIT")?;
                 w.open = false;
             }
-            Tx::SqliteRead(_) => {}
+            Tx::SqliteRead(_, false) => {}
+            Tx::SqliteRead(c, true) => {
+                sqlite_batch(&c, "COMMIT").await?;
+            }
             // A read-only transaction has nothing to commit. Dropped, it ends with a
             // `ROLLBACK` that sqlx queues on the connection and sends together with the
             // check the pool makes of every returned connection, in a task of its own:
             // the request does not wait a round trip for it.
-            Tx::Postgres(t, Intent::Read) => drop(t),
+            Tx::Postgres(t, Intent::Read | Intent::Snapshot) => drop(t),
             Tx::Postgres(t, Intent::Write) => t.commit().await?,
         }
         Ok(())

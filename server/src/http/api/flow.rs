@@ -40,6 +40,7 @@ fn grant(cred: &Principal) -> Result<&Grant> {
     cred.flow.as_deref().ok_or_else(|| Error::InsufficientScope {
         message: "the flow API takes a flow token (`gft_…`), made with POST /v1/flow-tokens".into(),
         scope: "flow".into(),
+        param: None,
     })
 }
 

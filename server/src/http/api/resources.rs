@@ -1,6 +1,7 @@
 //! The generic collection endpoints, for every collection:
 //! `GET/POST /v1/{resource}` and `GET/PATCH/DELETE /v1/{resource}/{id}`.
-//! Handlers are thin: authorise, parse, call the domain and the store, wrap.
+//! Handlers are thin: authorise, parse, call the operations, wrap. Every answer with
+//! records takes `fields[...]` and `expand[]` (`domain::answer`).
 
 use axum::extract::{FromRequest, Path, RawQuery, Request, State};
 use axum::http::{StatusCode, Uri};
@@ -8,6 +9,7 @@ use axum::response::Response;
 use serde_json::json;
 use uuid::Uuid;
 
+use crate::domain::answer::Answer;
 use crate::domain::collections::collection;
 use crate::domain::list::ListQuery;
 use crate::domain::registry::{Collection, WriteOp};
@@ -32,28 +34,23 @@ fn query_pairs(raw: Option<String>) -> Vec<(String, String)> {
     raw.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default()
 }
 
-/// Refuses query parameters on endpoints that take none but `fields[...]`.
-fn single_fields(c: &'static Collection, raw: Option<String>) -> Result<Option<Vec<&'static str>>> {
-    let pairs = query_pairs(raw);
-    let mut fields_only = vec![];
-    for (k, v) in pairs {
-        if k.starts_with("fields[") {
-            fields_only.push((k, v));
-        } else {
-            return Err(Error::parameter(k, "is not a parameter of this operation"));
-        }
-    }
-    Ok(ListQuery::parse(c, &fields_only)?.fields)
+/// The answer's shape (`fields[...]` and `expand[]`) of an operation that takes no other
+/// query parameter, its expansions checked against the credential before anything is read.
+fn answer_of(c: &'static Collection, cred: &Principal, raw: Option<String>) -> Result<Answer> {
+    let answer = Answer::parse(c, &query_pairs(raw))?;
+    cred.actor.require_expand(&answer.expand)?;
+    Ok(answer)
 }
 
 pub async fn list(State(st): State<ApiState>, cred: Principal, Path(resource): Path<String>, RawQuery(raw): RawQuery) -> Result<Response> {
     let c = resolve(&resource)?;
     cred.actor.require(c, Access::Read)?;
     let mut q = ListQuery::parse(c, &query_pairs(raw))?;
-    // The fieldset shapes the answer only (lists are bound to their filters and sort).
-    let fields = q.fields.take();
+    // The answer's shape is not the list's: a cursor is bound to filters and sort only.
+    let answer = std::mem::take(&mut q.answer);
+    q.answer.expand = answer.expand.clone();
     let page = st.app.ops.list(&cred.actor, c, q).await?;
-    let data: Vec<_> = page.records.iter().map(|r| r.view(c, fields.as_deref())).collect();
+    let data: Vec<_> = page.records.iter().map(|r| r.view_with(c, &answer, &page.related)).collect();
     Ok(envelope::list(&data, page.next, page.has_more))
 }
 
@@ -66,9 +63,9 @@ pub async fn get(
     let c = resolve(&resource)?;
     cred.actor.require(c, Access::Read)?;
     let id = parse_id(&id)?;
-    let fields = single_fields(c, raw)?;
-    let rec = st.app.ops.read(&cred.actor, c, id).await?;
-    Ok(envelope::single_serialized(StatusCode::OK, c.object, &rec.view(c, fields.as_deref())))
+    let answer = answer_of(c, &cred, raw)?;
+    let one = st.app.ops.read(&cred.actor, c, id, &answer.expand).await?;
+    Ok(envelope::single_serialized(StatusCode::OK, c.object, &one.record.view_with(c, &answer, &one.related)))
 }
 
 pub async fn create(
@@ -76,14 +73,17 @@ pub async fn create(
     cred: Principal,
     idem: Idem,
     Path(resource): Path<String>,
+    RawQuery(raw): RawQuery,
     req: Request,
 ) -> Result<Response> {
     let c = resolve(&resource)?;
     check_offered(c, WriteOp::Create, &cred)?;
+    let answer = answer_of(c, &cred, raw)?;
     let JsonBody(body) = JsonBody::from_request(req, &()).await?;
     let mut work = st.app.ops.begin(&cred.actor).await?;
     let created = work.create(c, &body).await?;
-    let mut data = created.record.to_json(c, None);
+    let related = work.related(&created.record, &answer.expand).await?;
+    let mut data = serde_json::to_value(created.record.view_with(c, &answer, &related)).map_err(Error::internal)?;
     if let (Some(secret), Some(value)) = (c.secret, created.secret) {
         data[secret.field] = json!(value);
     }
@@ -94,20 +94,35 @@ pub async fn update(
     State(st): State<ApiState>,
     cred: Principal,
     Path((resource, id)): Path<(String, String)>,
+    RawQuery(raw): RawQuery,
     req: Request,
 ) -> Result<Response> {
     let c = resolve(&resource)?;
     check_offered(c, WriteOp::Update, &cred)?;
     let id = parse_id(&id)?;
+    let answer = answer_of(c, &cred, raw)?;
     let JsonBody(body) = JsonBody::from_request(req, &()).await?;
-    let rec = st.app.ops.update(&cred.actor, c, id, &body).await?;
-    Ok(envelope::single(StatusCode::OK, c.object, rec.to_json(c, None)))
+    let mut work = st.app.ops.begin(&cred.actor).await?;
+    let rec = work.update(c, id, &body).await?;
+    let related = work.related(&rec, &answer.expand).await?;
+    let data = serde_json::to_value(rec.view_with(c, &answer, &related)).map_err(Error::internal)?;
+    work.commit().await?;
+    Ok(envelope::single(StatusCode::OK, c.object, data))
 }
 
-pub async fn delete(State(st): State<ApiState>, cred: Principal, Path((resource, id)): Path<(String, String)>) -> Result<Response> {
+pub async fn delete(
+    State(st): State<ApiState>,
+    cred: Principal,
+    Path((resource, id)): Path<(String, String)>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response> {
     let c = resolve(&resource)?;
     check_offered(c, WriteOp::Delete, &cred)?;
     let id = parse_id(&id)?;
+    // A deletion answers with the id alone: nothing to shape or expand.
+    if let Some((k, _)) = query_pairs(raw).first() {
+        return Err(Error::parameter(k, "is not a parameter of this operation"));
+    }
     let rec = st.app.ops.delete(&cred.actor, c, id).await?;
     Ok(envelope::single(StatusCode::OK, c.object, json!({ "id": rec.id, "object": c.object, "deleted": true })))
 }
@@ -128,6 +143,7 @@ pub async fn action(
     cred: Principal,
     idem: Idem,
     Path((resource, id, action)): Path<(String, String, String)>,
+    RawQuery(raw): RawQuery,
     req: Request,
 ) -> Result<Response> {
     let c = resolve(&resource)?;
@@ -136,10 +152,13 @@ pub async fn action(
     let act = machine.action(&action).ok_or_else(no_such)?;
     cred.actor.require(c, Access::Write)?;
     let id = parse_id(&id)?;
+    let answer = answer_of(c, &cred, raw)?;
     let body = action_body(req).await?;
     let mut work = st.app.ops.begin(&cred.actor).await?;
     let rec = work.act(c, machine, act, id, &body).await?;
-    idem.commit(work, StatusCode::OK, &envelope::single_value(c.object, rec.to_json(c, None))).await
+    let related = work.related(&rec, &answer.expand).await?;
+    let data = serde_json::to_value(rec.view_with(c, &answer, &related)).map_err(Error::internal)?;
+    idem.commit(work, StatusCode::OK, &envelope::single_value(c.object, data)).await
 }
 
 /// The 405 of a served path: its `Allow` lists what the path does serve.

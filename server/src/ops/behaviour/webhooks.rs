@@ -71,6 +71,7 @@ impl Work {
                         c.read_scope()
                     ),
                     scope: c.read_scope(),
+                    param: None,
                 });
             }
         }

@@ -25,6 +25,7 @@ pub async fn begin(ops: &Operations, tenant: Uuid, livemode: bool, g: &Grant, wr
         return Err(Error::InsufficientScope {
             message: format!("the `{}` flow cannot make {}; its token serves its own flow only", g.flow.name(), write.collection()),
             scope: write.scope(),
+            param: None,
         });
     }
     let grants: Vec<String> = write.grants().iter().map(|s| s.to_string()).collect();

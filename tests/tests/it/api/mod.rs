@@ -3,6 +3,7 @@
 //! - `collections`: create, read, list, update, delete on every collection; tenants and
 //!   environments never mix.
 //! - `errors`: bad input of every kind is a clear 4xx and changes nothing; request ids.
+//! - `expand`: `expand[]` answers references with their records, one statement per path.
 //! - `lists`, `paging`: limits, keyset cursors, sorts, filters; a property test that
 //!   paging never skips or repeats.
 //! - `protocol`: 405s name the allowed methods; money is exact.
@@ -14,6 +15,7 @@
 
 mod collections;
 mod errors;
+mod expand;
 mod idempotency;
 mod keys;
 mod lists;

@@ -277,6 +277,25 @@ async fn a_revoked_flow_token_is_refused_at_once(app: &TestApp) {
 }
 both!(a_revoked_flow_token_is_refused_at_once);
 
+/// A flow token reads through the flow API only: an expansion on the collection
+/// endpoints is refused like any read there, and the flow API's answer is the same
+/// whatever its query asks.
+async fn a_flow_token_expands_nothing(app: &TestApp) {
+    let t = app.tenant("A").await;
+    let s = site(app, &t.test_key, "Maple Court").await;
+    let r = app.call(&t.test_key, "POST", "/v1/flow-tokens", Some(s.token_body("payment"))).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let token = r.body["data"]["token"].as_str().expect("token").to_string();
+    for path in [format!("/v1/invoices/{}?expand[]=lease", s.invoice), "/v1/invoices?expand[]=lease.unit".to_string()] {
+        flow_call(app, &token, "GET", &path, None).await.assert_error(403, "insufficient_scope");
+    }
+    let plain = flow_call(app, &token, "GET", "/v1/flow", None).await;
+    let asked = flow_call(app, &token, "GET", "/v1/flow?expand[]=lease&expand[]=lease.unit.property", None).await;
+    assert_eq!(plain.status, 200, "{}", plain.text);
+    assert_eq!(plain.body["data"], asked.body["data"], "the flow API's answer is its own, whatever the query");
+}
+both!(a_flow_token_expands_nothing);
+
 async fn the_flow_page_does_not_read_a_token_from_its_query(app: &TestApp) {
     let t = app.tenant("A").await;
     let s = site(app, &t.test_key, "Maple Court").await;

@@ -21,11 +21,14 @@
 //!   (third review).
 //! - `reveals`: a delivery's response excerpt and the reports read only what the
 //!   credential may (third review).
+//! - `expansions`: `expand[]` reads only what a read of each collection would: scopes,
+//!   properties, tenants, and what events carry.
 //! - `files`: the data directory is private, and a restore checks what it restores (third
 //!   review).
 
 mod console;
 mod environments;
+mod expansions;
 mod files;
 mod flows;
 mod listeners;

@@ -273,7 +273,36 @@ async fn connected_apps_show_one_entry_per_app_and_revoke_it_whole(app: &TestApp
     assert!(a.console.connected_apps(&a.owner).await.unwrap().is_empty());
 }
 
+/// An app's expansions are reads like any other: within the token's scopes and the
+/// user's current role, refused naming the path once a demotion takes the read away.
+async fn oauth_expansions_follow_the_token_and_the_role(app: &TestApp) {
+    let a = account(app, "olive@maple.example").await;
+    let reader = a.role(app, "Reader", &["*:read"]).await;
+    let leases_only = a.role(app, "Leases", &["leases:read"]).await;
+    let una = a.user("una@maple.example", &reader).await;
+    let property =
+        json!({ "name": "Maple Court", "kind": "residential", "address": { "line1": "1 Maple St", "city": "Portland", "country": "US" } });
+    let p = a.call(app, &a.key, "POST", "/v1/properties", Some(property)).await.body["data"]["id"].clone();
+    let unit = a.call(app, &a.key, "POST", "/v1/units", Some(json!({ "property_id": p, "number": "1A" }))).await.body["data"]["id"].clone();
+    let body = json!({ "unit_id": unit, "start_date": "2027-01-01", "rent": 1450, "currency": "USD" });
+    let lease = a.call(app, &a.key, "POST", "/v1/leases", Some(body)).await.body["data"]["id"].as_str().unwrap().to_string();
+    let c = app_of_someone_else(app).await;
+    let (access, _) = tokens(app, &c, a.tenant, una, &["leases:read", "units:read"]).await;
+    let path = format!("/v1/leases/{lease}?expand[]=unit");
+    let r = a.call(app, &access, "GET", &path, None).await;
+    assert_eq!(r.body["data"]["unit_id"]["object"], "unit", "{}", r.text);
+    // The token was not granted properties:read, though the role holds it.
+    let r = a.call(app, &access, "GET", &format!("{path}.property"), None).await;
+    super::expansions::refused_path(&r, "unit.property", "properties:read");
+    // Demoted to leases only: the unit is no longer the app's to expand.
+    let r = a.call(app, &a.key, "PATCH", &format!("/v1/users/{una}"), Some(json!({ "role_id": leases_only }))).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    super::expansions::refused_path(&a.call(app, &access, "GET", &path, None).await, "unit", "units:read");
+    assert_eq!(a.call(app, &access, "GET", &format!("/v1/leases/{lease}"), None).await.status, 200, "the lease itself still reads");
+}
+
 gable_tests::both!(oauth_access_follows_a_demotion_at_once);
+gable_tests::both!(oauth_expansions_follow_the_token_and_the_role);
 gable_tests::both!(oauth_refresh_follows_the_role_and_refuses_a_disabled_user);
 gable_tests::both!(disabling_a_user_revokes_their_grants_in_the_same_transaction);
 gable_tests::both!(authorize_errors_are_shown_never_bounced_to_the_app);

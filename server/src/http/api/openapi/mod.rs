@@ -32,6 +32,7 @@
 //! `required` lists (`rules::add_cross_field_rules`), and the `webhooks` section
 //! (`events::add_webhooks`).
 
+mod answers;
 mod commands;
 mod errors;
 mod events;
@@ -202,7 +203,7 @@ fn components() -> Components {
         .schema("Error", errors::error_schema())
         .security_scheme(API_KEY, api_key_scheme())
         .security_scheme(OAUTH2, oauth2_scheme());
-    errors::responses(sandbox::register(commands::register(paths::register_filters(schemas::register(b))))).build()
+    errors::responses(sandbox::register(commands::register(answers::register(paths::register_filters(schemas::register(b)))))).build()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -473,13 +474,14 @@ mod tests {
         walk_refs(&d, &d);
     }
 
-    /// The document's size is watched, not left to grow unnoticed (docs/benchmarks.md, "The
-    /// exact description: size"): every status and exact value made it 740 KB, about 53 KB
-    /// gzipped as served. A change that crosses a budget has to say why in the docs and move it.
+    /// The document's size is watched, not left to grow unnoticed (docs/api.md, "Its size,
+    /// decided"): every status and exact value made it 740 KB, about 53 KB gzipped as
+    /// served; describing expansions on every operation that answers with records, 880 KB
+    /// and 60 KB. A change that crosses a budget has to say why in the docs and move it.
     #[test]
     fn the_document_stays_within_its_size_budget() {
-        const BUDGET: usize = 760_000;
-        const GZIPPED_BUDGET: usize = 60_000;
+        const BUDGET: usize = 900_000;
+        const GZIPPED_BUDGET: usize = 64_000;
         for livemode in [true, false] {
             let body = serde_json::to_vec(&document("https://api.example.com", livemode)).unwrap();
             let mut zipped = Vec::new();

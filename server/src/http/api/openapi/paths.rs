@@ -14,6 +14,7 @@ use utoipa::openapi::{
     ArrayBuilder, ComponentsBuilder, ObjectBuilder, PathItem, Paths, PathsBuilder, RefOr, Required, ResponseBuilder, Schema, Type,
 };
 
+use super::answers;
 use super::commands;
 use super::errors::{self, with_errors};
 use super::parts::{id_parameter, idempotency_parameter, operation, success, version_parameter};
@@ -158,7 +159,7 @@ fn list_operation(c: &'static Collection) -> Operation {
 fn get_operation(c: &'static Collection) -> Operation {
     operation(c, format!("get_{}", c.object), format!("Retrieve {}", a_record(c)), &errors::get(c), &c.read_scope())
         .description(Some(format!("Needs the scope `{}`. A record of another tenant or environment is `404`.", c.read_scope())))
-        .parameter(fields_parameter(c))
+        .parameters(Some(answers::parameters(c)))
         .response("200", success(&format!("The {}.", c.object.replace('_', " ")), &format!("{}Envelope", pascal(c.object))))
         .build()
 }
@@ -176,6 +177,7 @@ fn create_operation(c: &'static Collection) -> Operation {
     operation(c, format!("create_{}", c.object), format!("Create {}", a_record(c)), &errors::create(c), &c.write_scope())
         .description(Some(description))
         .parameter(idempotency_parameter(c.name == "payments"))
+        .parameters(Some(answers::parameters(c)))
         .request_body(Some(json_body(&format!("{name}Create"))))
         .response("201", success(&format!("The created {}.", c.object.replace('_', " ")), &returned))
         .build()
@@ -188,6 +190,7 @@ fn update_operation(c: &'static Collection) -> Operation {
             "Changes only the fields given; `null` removes an optional value. Needs the scope `{}`.",
             c.write_scope()
         )))
+        .parameters(Some(answers::parameters(c)))
         .request_body(Some(json_body(&format!("{name}Update"))))
         .response("200", success(&format!("The {}.", c.object.replace('_', " ")), &format!("{name}Envelope")))
         .build()
@@ -226,6 +229,7 @@ fn action_path(c: &'static Collection, a: &'static Action) -> PathItem {
     )
     .description(Some(description))
     .parameter(idempotency_parameter(false))
+    .parameters(Some(answers::parameters(c)))
     .response("200", success(&format!("The {}.", c.object.replace('_', " ")), &format!("{}Envelope", pascal(c.object))));
     // The body is optional and carries only the action's parameters.
     let mut body = ObjectBuilder::new().schema_type(Type::Object).additional_properties(Some(AdditionalProperties::FreeForm(false)));
@@ -293,9 +297,10 @@ fn list_fields(c: &'static Collection) -> impl Iterator<Item = &'static Field> {
     [&ID, &CREATED_AT, &UPDATED_AT].into_iter().chain(c.fields.iter())
 }
 
-/// Every list query parameter: paging, sort, sparse fieldset, and the filters (one object).
+/// Every list query parameter: paging, sort, the filters (one object), and the answer's
+/// fieldsets and expansions.
 fn list_parameters(c: &'static Collection) -> Vec<Parameter> {
-    vec![
+    let mut params = vec![
         query(
             "limit",
             format!("Page size, 1 to {MAX_LIMIT}. Out of range is `400`, never clamped."),
@@ -311,9 +316,10 @@ fn list_parameters(c: &'static Collection) -> Vec<Parameter> {
         )
         .build(),
         sort_parameter(c),
-        fields_parameter(c),
         filter_parameter(c),
-    ]
+    ];
+    params.extend(answers::parameters(c));
+    params
 }
 
 /// The fields a list can be sorted on, as `domain::list::parse_sort` accepts them.
@@ -338,34 +344,6 @@ fn sort_parameter(c: &'static Collection) -> Parameter {
     .style(Some(ParameterStyle::Form))
     .explode(Some(false))
     .build()
-}
-
-/// Names a sparse fieldset may select, as `domain::list` accepts them.
-fn selectable(c: &Collection) -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = SYSTEM_FIELDS.to_vec();
-    names.extend(c.fields.iter().map(|f| f.name));
-    if c.metadata {
-        names.push("metadata");
-    }
-    names
-}
-
-/// An array sent `form`/`explode` (`fields[units]=id&fields[units]=number`), as generators
-/// send arrays by default; the server takes the comma-joined form too.
-fn fields_parameter(c: &Collection) -> Parameter {
-    query(
-        format!("fields[{}]", c.name),
-        "Only these fields (`id` and `object` always come); repeated or comma-separated.",
-        ArrayBuilder::new().items(schema_ref(&field_name_schema_name(c))).min_items(Some(1)),
-    )
-    .style(Some(ParameterStyle::Form))
-    .explode(Some(true))
-    .build()
-}
-
-/// The name of the enum of a collection's field names (sparse fieldsets).
-fn field_name_schema_name(c: &Collection) -> String {
-    format!("{}Field", pascal(c.object))
 }
 
 /// The name of a collection's filter schema in `components.schemas`.
@@ -394,14 +372,7 @@ pub(super) fn register_filters(mut b: ComponentsBuilder) -> ComponentsBuilder {
             .schema_type(Type::String)
             .description(Some(format!("A key to sort {} by: a field, ascending, or with `-` descending.", c.name)))
             .enum_values(Some(keys));
-        let field_names = ObjectBuilder::new()
-            .schema_type(Type::String)
-            .description(Some(format!("A field of {} (sparse fieldsets).", c.name)))
-            .enum_values(Some(selectable(c)));
-        b = b
-            .schema(filter_schema_name(c), filter_schema(c))
-            .schema(sort_key_schema_name(c), sort_keys)
-            .schema(field_name_schema_name(c), field_names);
+        b = b.schema(filter_schema_name(c), filter_schema(c)).schema(sort_key_schema_name(c), sort_keys);
     }
     let mut lists = std::collections::BTreeMap::new();
     for c in COLLECTIONS {
@@ -606,6 +577,16 @@ mod tests {
     /// one pair per property of its object schema.
     fn documented_pairs(d: &Json, p: &Json) -> Vec<(String, Json)> {
         let name = p["name"].as_str().unwrap().to_string();
+        if name == "fields" {
+            // The fieldsets of expanded collections: each a comma-separated list of fields.
+            let schema = resolve(d, &p["schema"]);
+            return schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(|k| (k.clone(), json!({ "schema": { "enum": ["id"] } })))
+                .collect();
+        }
         if name != "filter" {
             return vec![(name, p.clone())];
         }

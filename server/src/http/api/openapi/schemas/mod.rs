@@ -270,17 +270,26 @@ pub(super) fn field_schema(c: &Collection, f: &Field, side: Side) -> RefOr<Schem
 /// As `field_schema`, with `null` allowed or not whatever the field says: an action's
 /// required input is never `null`.
 pub(super) fn field_schema_as(c: &Collection, f: &Field, side: Side, allow_null: bool) -> RefOr<Schema> {
-    let mut schema = match f.ty {
-        Ty::Enum(_) => schema_ref(&enum_schema_name(c, f)),
-        ty => ty_schema(ty, side),
+    let mut schema = match (f.ty, side) {
+        (Ty::Enum(_), _) => schema_ref(&enum_schema_name(c, f)),
+        // In an answer a reference is its id, or, expanded, the record (`expand[]`).
+        (Ty::Ref(target), Side::Response) => id_or_record(target),
+        (Ty::RefList(target), Side::Response) => ArrayBuilder::new().items(id_or_record(target)).max_items(Some(100)).into(),
+        (ty, _) => ty_schema(ty, side),
     };
     if allow_null {
         schema = nullable(schema);
     }
     let mut description = f.doc.to_string();
-    let reference = match f.ty {
-        Ty::Ref(target) => format!("Id of a record of `{target}`."),
-        Ty::RefList(target) => format!("Ids of records of `{target}`."),
+    let expanded = |target: &str| {
+        let name = crate::domain::expand::references(c).iter().find(|r| r.field.name == f.name).map(|r| r.name.clone()).unwrap_or_default();
+        format!(" Expanded (`expand[]={name}`), the record instead, as its own `GET` shows it (`{}`).", pascal_of(target))
+    };
+    let reference = match (f.ty, side) {
+        (Ty::Ref(target), Side::Request) => format!("Id of a record of `{target}`."),
+        (Ty::RefList(target), Side::Request) => format!("Ids of records of `{target}`."),
+        (Ty::Ref(target), Side::Response) => format!("Id of a record of `{target}`.{}", expanded(target)),
+        (Ty::RefList(target), Side::Response) => format!("Ids of records of `{target}`.{}", expanded(target)),
         _ => String::new(),
     };
     if !reference.is_empty() {
@@ -298,6 +307,16 @@ pub(super) fn field_schema_as(c: &Collection, f: &Field, side: Side, allow_null:
         _ => None,
     };
     annotate(schema, (!description.is_empty()).then_some(description), default)
+}
+
+/// The id of a record of `target`, or the record itself (an expanded reference).
+fn id_or_record(target: &str) -> RefOr<Schema> {
+    AnyOfBuilder::new().item(uuid()).item(schema_ref(&pascal_of(target))).into()
+}
+
+/// The name of the record schema of the collection named `target`.
+fn pascal_of(target: &str) -> String {
+    crate::domain::collections::collection(target).map(|t| pascal(t.object)).unwrap_or_default()
 }
 
 /// A schema without its description and default: an update's field (leaving a field out of
@@ -388,6 +407,11 @@ fn nullable(schema: RefOr<Schema>) -> RefOr<Schema> {
         RefOr::T(Schema::Array(mut a)) => {
             a.schema_type = with_null(a.schema_type);
             RefOr::T(Schema::Array(a))
+        }
+        // One more alternative rather than an `anyOf` inside an `anyOf`.
+        RefOr::T(Schema::AnyOf(mut a)) => {
+            a.items.push(ObjectBuilder::new().schema_type(Type::Null).into());
+            RefOr::T(Schema::AnyOf(a))
         }
         other => AnyOfBuilder::new().item(other).item(ObjectBuilder::new().schema_type(Type::Null)).into(),
     }
