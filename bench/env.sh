@@ -17,6 +17,9 @@ FRESH_FIXED_MASTER_KEY=$GABLE_MASTER_KEY
 FRESH_ADMIN_URL=$ADMIN
 # shellcheck source=.ci/fresh-server
 source "$ROOT/.ci/fresh-server"
+# A store the benchmark keeps between runs (the PostgreSQL read store) is served without
+# `fresh_store` being called for it first: it serves with this key too.
+FRESH_MASTER_KEY=$GABLE_MASTER_KEY
 free_port() { fresh_ports 1; }
 
 # PostgreSQL's autovacuum keeps the planner's statistics current as tables grow; this

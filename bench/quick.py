@@ -18,6 +18,9 @@ DROP = 0.20
 # its goal.
 GROW = 0.20
 MEMORY = {"idle": ("resident memory, idle (fresh store)", 50), "loaded": ("resident memory after the read loads", 200)}
+# The list page with two expansions (a unit, and its property) against the plain page, in
+# the same run: at least this share of its rate (docs/api.md, "Expanding related records").
+EXPAND_GOAL = 0.6
 # Other work's share of the CPUs in the seconds before the run above which it is "busy".
 BUSY = 0.10
 
@@ -25,6 +28,7 @@ WHAT = {
     "read": "GET /v1/leases/{id}",
     "list": "filtered, sorted list page of 25",
     "deep": "the same list, deep page",
+    "expand": "the list's page, expand[]=unit&expand[]=unit.property",
     "payments": "idempotent test payments /s (16 clients)",
     "deliveries": "webhook deliveries /s (backlog after restart)",
 }
@@ -67,6 +71,15 @@ def main(run, baseline_path, load_before, load_after, busy_before, cores, second
         else:
             cmp = "- | (no baseline)"
         print(f"| {backend} | {what}: {WHAT.get(what, what)} | {value:,.0f} | {ratio:.4f} | {cmp} |")
+    print()
+    rate = {(b, w): v for b, w, v in figures}
+    for backend in dict.fromkeys(b for b, _, _ in figures):
+        if (backend, "list") in rate and (backend, "expand") in rate:
+            share = rate[(backend, "expand")] / rate[(backend, "list")]
+            flag = "" if share >= EXPAND_GOAL else "  BELOW GOAL"
+            if flag:
+                dropped.append(f"{backend} expand share")
+            print(f"{backend}: the expanded page at {share:.2f} of the plain page's rate (goal ≥ {EXPAND_GOAL}){flag}")
     print()
     if memory:
         print("| backend | memory | MB | goal | baseline | change |")
