@@ -5,7 +5,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value as Json};
 use uuid::Uuid;
 
-use super::answer::{Answer, Fieldsets};
+use super::answer::Fieldsets;
 use super::expand::{self, Related, RelatedPath};
 use super::record::Record;
 use super::registry::Collection;
@@ -24,10 +24,11 @@ impl Record {
         RecordView { rec: self, c, fields, related: None }
     }
 
-    /// The record as `answer` shapes it: its collection's fieldset, and in place of each
-    /// expanded reference the record `related` found for it (the id when none was).
-    pub fn view_with<'a>(&'a self, c: &'a Collection, answer: &'a Answer, related: &'a Related) -> RecordView<'a> {
-        RecordView { rec: self, c, fields: answer.fields.of(c), related: Some((&answer.fields, related)) }
+    /// The record as an answer shapes it: its collection's fieldset of `fields`, and in
+    /// place of each expanded reference the record `related` found for it (the id when
+    /// none was).
+    pub fn view_with<'a>(&'a self, c: &'a Collection, fields: &'a Fieldsets, related: &'a Related) -> RecordView<'a> {
+        RecordView { rec: self, c, fields: fields.of(c), related: Some((fields, related)) }
     }
 }
 

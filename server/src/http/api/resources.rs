@@ -46,11 +46,10 @@ pub async fn list(State(st): State<ApiState>, cred: Principal, Path(resource): P
     let c = resolve(&resource)?;
     cred.actor.require(c, Access::Read)?;
     let mut q = ListQuery::parse(c, &query_pairs(raw))?;
-    // The answer's shape is not the list's: a cursor is bound to filters and sort only.
-    let answer = std::mem::take(&mut q.answer);
-    q.answer.expand = answer.expand.clone();
+    // The fieldsets shape the answer only; the list reads the expansions.
+    let fields = std::mem::take(&mut q.answer.fields);
     let page = st.app.ops.list(&cred.actor, c, q).await?;
-    let data: Vec<_> = page.records.iter().map(|r| r.view_with(c, &answer, &page.related)).collect();
+    let data: Vec<_> = page.records.iter().map(|r| r.view_with(c, &fields, &page.related)).collect();
     Ok(envelope::list(&data, page.next, page.has_more))
 }
 
@@ -65,7 +64,7 @@ pub async fn get(
     let id = parse_id(&id)?;
     let answer = answer_of(c, &cred, raw)?;
     let one = st.app.ops.read(&cred.actor, c, id, &answer.expand).await?;
-    Ok(envelope::single_serialized(StatusCode::OK, c.object, &one.record.view_with(c, &answer, &one.related)))
+    Ok(envelope::single_serialized(StatusCode::OK, c.object, &one.record.view_with(c, &answer.fields, &one.related)))
 }
 
 pub async fn create(
@@ -83,7 +82,7 @@ pub async fn create(
     let mut work = st.app.ops.begin(&cred.actor).await?;
     let created = work.create(c, &body).await?;
     let related = work.related(&created.record, &answer.expand).await?;
-    let mut data = serde_json::to_value(created.record.view_with(c, &answer, &related)).map_err(Error::internal)?;
+    let mut data = serde_json::to_value(created.record.view_with(c, &answer.fields, &related)).map_err(Error::internal)?;
     if let (Some(secret), Some(value)) = (c.secret, created.secret) {
         data[secret.field] = json!(value);
     }
@@ -105,7 +104,7 @@ pub async fn update(
     let mut work = st.app.ops.begin(&cred.actor).await?;
     let rec = work.update(c, id, &body).await?;
     let related = work.related(&rec, &answer.expand).await?;
-    let data = serde_json::to_value(rec.view_with(c, &answer, &related)).map_err(Error::internal)?;
+    let data = serde_json::to_value(rec.view_with(c, &answer.fields, &related)).map_err(Error::internal)?;
     work.commit().await?;
     Ok(envelope::single(StatusCode::OK, c.object, data))
 }
@@ -157,7 +156,7 @@ pub async fn action(
     let mut work = st.app.ops.begin(&cred.actor).await?;
     let rec = work.act(c, machine, act, id, &body).await?;
     let related = work.related(&rec, &answer.expand).await?;
-    let data = serde_json::to_value(rec.view_with(c, &answer, &related)).map_err(Error::internal)?;
+    let data = serde_json::to_value(rec.view_with(c, &answer.fields, &related)).map_err(Error::internal)?;
     idem.commit(work, StatusCode::OK, &envelope::single_value(c.object, data)).await
 }
 
