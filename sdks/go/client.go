@@ -3,7 +3,8 @@
 //
 // Every collection is a field of the Client (c.Leases, c.PurchaseOrders for
 // "purchase-orders") with List (an auto-paginating iterator), Page, Get, Create, Update,
-// Delete and Action. Every POST carries an Idempotency-Key (one per call, reused by its
+// Delete and Action; references come as records instead of ids with ListParams.Expand or
+// WithExpand. Every POST carries an Idempotency-Key (one per call, reused by its
 // retries); 429, 5xx and network errors are retried with jittered exponential backoff,
 // honouring Retry-After. Refusals are *Error values matched with errors.Is against
 // ErrNotFound, ErrConflict, …; webhook deliveries are checked with Verify.
@@ -120,6 +121,8 @@ type CallOption func(*callConfig)
 
 type callConfig struct {
 	idempotencyKey string
+	expand         []string
+	fieldsets      map[string][]string
 }
 
 // WithIdempotencyKey sends key as the POST's Idempotency-Key instead of a fresh UUID:
@@ -128,13 +131,49 @@ func WithIdempotencyKey(key string) CallOption {
 	return func(cc *callConfig) { cc.idempotencyKey = key }
 }
 
+// WithExpand answers the call's references with their records instead of their ids: each
+// path is a reference field's name without "_id" ("unit" for unit_id, "charges" for
+// charge_ids), dotted to go further ("unit.property"); at most 10 paths of 3 levels. The
+// record takes the id's place (read it with Record.Expanded). Sent as one expand[] per
+// path; given more than once, the paths add up. For Get, Create, Update, Action and
+// CreateTestPayment; a list takes ListParams.Expand.
+//
+//	lease, err := c.Leases.Get(ctx, id, gable.WithExpand("unit", "unit.property"))
+//
+// An unknown path is an ErrInvalidRequest whose Param is "expand[]".
+func WithExpand(paths ...string) CallOption {
+	return func(cc *callConfig) { cc.expand = append(cc.expand, paths...) }
+}
+
+// WithFields answers only these fields of collection's records (id and object always
+// come): the call's own collection, or one an expansion brings
+// (gable.WithFields("units", "number") trims every expanded unit). A list takes
+// ListParams.Fields and ListParams.Fieldsets.
+func WithFields(collection string, fields ...string) CallOption {
+	return func(cc *callConfig) {
+		if cc.fieldsets == nil {
+			cc.fieldsets = map[string][]string{}
+		}
+		cc.fieldsets[collection] = fields
+	}
+}
+
 // Do sends one request to path (relative to the base address, e.g. "/units"), with
 // retries, and decodes the JSON answer into out (unless out is nil). body, when not nil,
-// is sent as JSON. Collections call it; use it for what they do not cover.
+// is sent as JSON; WithExpand and WithFields add to query. Collections call it; use it for
+// what they do not cover.
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, body, out any, opts ...CallOption) error {
 	var cc callConfig
 	for _, o := range opts {
 		o(&cc)
+	}
+	if len(cc.expand) > 0 || len(cc.fieldsets) > 0 {
+		q := url.Values{}
+		for k, v := range query {
+			q[k] = append([]string(nil), v...)
+		}
+		addShape(q, cc.fieldsets, cc.expand)
+		query = q
 	}
 	u := c.baseURL + path
 	if len(query) > 0 {

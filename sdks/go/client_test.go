@@ -237,6 +237,79 @@ func TestTheIteratorStopsOnAnError(t *testing.T) {
 	}
 }
 
+func TestExpandIsRepeatedOnEveryCallAndEveryPage(t *testing.T) {
+	base, got := standIn(t, func(n int, w http.ResponseWriter) {
+		switch n {
+		case 1:
+			_, _ = io.WriteString(w, `{"data":[{"id":"a","unit_id":{"id":"u","object":"unit"}}],"meta":{"has_more":true,"next_cursor":"c2"}}`)
+		case 2:
+			_, _ = io.WriteString(w, `{"data":[{"id":"b","unit_id":"u"}],"meta":{"has_more":false}}`)
+		default:
+			_, _ = io.WriteString(w, `{"data":{"id":"x"}}`)
+		}
+	})
+	ctx, c := context.Background(), fast(base)
+	records, err := c.Leases.List(ctx, &gable.ListParams{
+		Filters: gable.Filters{"status": "active"}, Expand: []string{"unit", "unit.property"}, Limit: 1,
+		Fieldsets: map[string][]string{"units": {"number"}},
+	}).All()
+	if err != nil || len(records) != 2 {
+		t.Fatal(records, err)
+	}
+	if u, ok := records[0].Expanded("unit_id"); !ok || u.ID() != "u" {
+		t.Fatalf("Expanded on a record: %v %v", u, ok)
+	}
+	if _, ok := records[1].Expanded("unit_id"); ok {
+		t.Fatal("Expanded on an id said it is a record")
+	}
+	calls := []func() (gable.Record, error){
+		func() (gable.Record, error) {
+			return c.Leases.Get(ctx, "l 1", gable.WithExpand("unit", "unit.property"), gable.WithFields("leases", "rent"), gable.WithFields("units", "number", "bedrooms"))
+		},
+		func() (gable.Record, error) {
+			return c.Leases.Create(ctx, gable.Record{"rent": 1}, gable.WithExpand("unit"), gable.WithExpand("unit.property"), gable.WithIdempotencyKey("k-123456"))
+		},
+		func() (gable.Record, error) {
+			return c.Leases.Update(ctx, "l1", gable.Record{"rent": 2}, gable.WithExpand("unit"))
+		},
+		func() (gable.Record, error) {
+			return c.Leases.Action(ctx, "l1", "send", nil, gable.WithExpand("unit", "unit.property"))
+		},
+		func() (gable.Record, error) {
+			return c.Payments.CreateTestPayment(ctx, "succeeded", "1.00", "USD", nil, gable.WithExpand("invoice"))
+		},
+		func() (gable.Record, error) { return c.Leases.Get(ctx, "l1") },
+	}
+	for i, call := range calls {
+		if _, err := call(); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	e := "expand%5B%5D=unit&expand%5B%5D=unit.property"
+	want := []string{
+		"GET /v1/leases?" + e + "&fields%5Bunits%5D=number&filter%5Bstatus%5D=active&limit=1",
+		"GET /v1/leases?cursor=c2&" + e + "&fields%5Bunits%5D=number&filter%5Bstatus%5D=active&limit=1",
+		"GET /v1/leases/l 1?" + e + "&fields%5Bleases%5D=rent&fields%5Bunits%5D=number%2Cbedrooms",
+		"POST /v1/leases?" + e,
+		"PATCH /v1/leases/l1?expand%5B%5D=unit",
+		"POST /v1/leases/l1/send?" + e,
+		"POST /v1/payments?expand%5B%5D=invoice",
+		"GET /v1/leases/l1?",
+	}
+	seenCalls := got()
+	for i, r := range seenCalls {
+		if line := r.method + " " + r.path + "?" + r.query; i >= len(want) || line != want[i] {
+			t.Errorf("request %d: %s", i, line)
+		}
+	}
+	if len(seenCalls) != len(want) {
+		t.Fatalf("%d requests, want %d", len(seenCalls), len(want))
+	}
+	if key := seenCalls[3].header.Get("Idempotency-Key"); key != "k-123456" {
+		t.Fatalf("the create's Idempotency-Key: %q", key)
+	}
+}
+
 func TestPresets(t *testing.T) {
 	if gable.Sandbox("gbl_test_unit").BaseURL() != gable.SandboxURL || gable.Live("gbl_live_unit").BaseURL() != gable.LiveURL {
 		t.Fatal("the presets' base URLs")

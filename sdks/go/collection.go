@@ -21,6 +21,14 @@ func (r Record) ID() string {
 	return s
 }
 
+// Expanded is the record an expanded reference holds (field "unit_id" of a lease asked
+// with WithExpand("unit")), and whether it holds one: false when the field is absent, null
+// or still an id.
+func (r Record) Expanded(field string) (Record, bool) {
+	m, ok := r[field].(map[string]any)
+	return Record(m), ok
+}
+
 // Decode fills v (a pointer to the caller's struct, with json tags) from the record.
 func (r Record) Decode(v any) error {
 	raw, err := json.Marshal(r)
@@ -47,6 +55,12 @@ type ListParams struct {
 	Sort string
 	// Fields limits the fields returned (id and object always are).
 	Fields []string
+	// Expand answers references with their records instead of their ids, on every page:
+	// []string{"unit", "unit.property"} (see WithExpand).
+	Expand []string
+	// Fieldsets limit the fields of other collections' records, expanded ones included:
+	// collection → fields, map[string][]string{"units": {"number"}} (fields[units]=number).
+	Fieldsets map[string][]string
 	// Limit is the page size (1..100; the server's default when 0).
 	Limit int
 	// Cursor starts from a page's Meta.NextCursor.
@@ -73,6 +87,7 @@ func (p *ListParams) query(collection string) url.Values {
 	if len(p.Fields) > 0 {
 		q.Set("fields["+collection+"]", strings.Join(p.Fields, ","))
 	}
+	addShape(q, p.Fieldsets, p.Expand)
 	if p.Limit > 0 {
 		q.Set("limit", strconv.Itoa(p.Limit))
 	}
@@ -80,6 +95,19 @@ func (p *ListParams) query(collection string) url.Values {
 		q.Set("cursor", p.Cursor)
 	}
 	return q
+}
+
+// addShape adds the answer's shape to q: fields[collection]=a,b per fieldset, and one
+// expand[]=path per path (the API's repeated form).
+func addShape(q url.Values, fieldsets map[string][]string, expand []string) {
+	for collection, fields := range fieldsets {
+		if len(fields) > 0 {
+			q.Set("fields["+collection+"]", strings.Join(fields, ","))
+		}
+	}
+	for _, path := range expand {
+		q.Add("expand[]", path)
+	}
 }
 
 // asOps reads a filter's value as op → value when it is a map (Ops, map[string]any,
@@ -171,19 +199,20 @@ func (c *Collection) Page(ctx context.Context, params *ListParams) (*Page, error
 	return &page, nil
 }
 
-// Get fetches one record.
-func (c *Collection) Get(ctx context.Context, id string) (Record, error) {
-	return c.one(ctx, http.MethodGet, c.path(id), nil)
+// Get fetches one record; WithExpand and WithFields shape it.
+func (c *Collection) Get(ctx context.Context, id string, opts ...CallOption) (Record, error) {
+	return c.one(ctx, http.MethodGet, c.path(id), nil, opts...)
 }
 
-// Create makes a record from body (a Record, a map or a struct with json tags).
+// Create makes a record from body (a Record, a map or a struct with json tags);
+// WithIdempotencyKey, WithExpand and WithFields apply.
 func (c *Collection) Create(ctx context.Context, body any, opts ...CallOption) (Record, error) {
 	return c.one(ctx, http.MethodPost, c.path(), body, opts...)
 }
 
-// Update changes the fields in body (PATCH).
-func (c *Collection) Update(ctx context.Context, id string, body any) (Record, error) {
-	return c.one(ctx, http.MethodPatch, c.path(id), body)
+// Update changes the fields in body (PATCH); WithExpand and WithFields shape the answer.
+func (c *Collection) Update(ctx context.Context, id string, body any, opts ...CallOption) (Record, error) {
+	return c.one(ctx, http.MethodPatch, c.path(id), body, opts...)
 }
 
 // Delete deletes a record; it returns the record as it was.
@@ -192,7 +221,8 @@ func (c *Collection) Delete(ctx context.Context, id string) (Record, error) {
 }
 
 // Action runs a state-machine action (POST /v1/{collection}/{id}/{action}), e.g.
-// c.Listings.Action(ctx, id, "publish", nil). body may be nil.
+// c.Listings.Action(ctx, id, "publish", nil). body may be nil; WithIdempotencyKey,
+// WithExpand and WithFields apply.
 func (c *Collection) Action(ctx context.Context, id, action string, body any, opts ...CallOption) (Record, error) {
 	return c.one(ctx, http.MethodPost, c.path(id, action), body, opts...)
 }
@@ -271,7 +301,8 @@ type Payments struct {
 // CreateTestPayment makes a sandbox payment whose outcome is scenario ("succeeded",
 // "failed", "reversed"), for amount (a decimal string in major units, "12.50" or "3") in
 // currency. extra adds fields (invoice_id, lease_id, …) and may be nil. It always sends
-// an Idempotency-Key: pass WithIdempotencyKey to retry safely across processes.
+// an Idempotency-Key: pass WithIdempotencyKey to retry safely across processes
+// (WithExpand("invoice") answers the payment's invoice_id with the invoice).
 func (p *Payments) CreateTestPayment(ctx context.Context, scenario, amount, currency string, extra Record, opts ...CallOption) (Record, error) {
 	body := Record{}
 	for k, v := range extra {

@@ -230,6 +230,102 @@ func TestActionsAndTypedErrors(t *testing.T) {
 	}
 }
 
+// expanded is the record field holds (t fails when it is still an id).
+func expanded(t *testing.T, r gable.Record, field, what string) gable.Record {
+	t.Helper()
+	rec, ok := r.Expanded(field)
+	if !ok {
+		t.Fatalf("%s: %s is %#v, want the record", what, field, r[field])
+	}
+	return rec
+}
+
+func TestExpandAnswersReferencesWithTheirRecords(t *testing.T) {
+	ctx, g := context.Background(), client(t)
+	prop := newProperty(t, g, "Expand Court")
+	unit := must(t)(g.Units.Create(ctx, gable.Record{"property_id": prop.ID(), "number": run + "-E"}))
+	terms := func(start string) gable.Record {
+		return gable.Record{"unit_id": unit.ID(), "start_date": start, "rent": "100.00", "currency": "USD"}
+	}
+	lease := must(t)(g.Leases.Create(ctx, terms("2027-01-01"), gable.WithExpand("unit")))
+	if u := expanded(t, lease, "unit_id", "create"); u["object"] != "unit" || u.ID() != unit.ID() {
+		t.Fatalf("create's unit_id: %v", u)
+	}
+	if lease["property_id"] != prop.ID() {
+		t.Fatalf("what was not asked for stays an id: property_id %#v", lease["property_id"])
+	}
+	second := must(t)(g.Leases.Create(ctx, terms("2027-02-01")))
+	if second["unit_id"] != unit.ID() {
+		t.Fatalf("without expand, an id: unit_id %#v", second["unit_id"])
+	}
+
+	got := must(t)(g.Leases.Get(ctx, lease.ID(), gable.WithExpand("unit", "unit.property")))
+	u := expanded(t, got, "unit_id", "get")
+	p := expanded(t, u, "property_id", "get's unit")
+	if u["object"] != "unit" || u["number"] != run+"-E" || p["object"] != "property" || p["name"] != "Expand Court "+run {
+		t.Fatalf("get with unit and unit.property: unit %v, property %v", u, p)
+	}
+
+	// Two pages of one: the second page must be asked with expand[] too.
+	listed, err := g.Leases.List(ctx, &gable.ListParams{
+		Filters: gable.Filters{"unit_id": unit.ID()}, Sort: "start_date", Limit: 1, Expand: []string{"unit"},
+	}).All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ids(listed), []string{lease.ID(), second.ID()}) {
+		t.Fatalf("the unit's leases: %v", ids(listed))
+	}
+	for i, l := range listed {
+		if u := expanded(t, l, "unit_id", fmt.Sprintf("page %d", i+1)); u["object"] != "unit" || u["number"] != run+"-E" {
+			t.Fatalf("page %d's unit: %v", i+1, u)
+		}
+	}
+	page, err := g.Leases.Page(ctx, &gable.ListParams{Filters: gable.Filters{"unit_id": unit.ID()}, Limit: 1, Expand: []string{"unit"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Data) != 1 || expanded(t, page.Data[0], "unit_id", "Page").ID() != unit.ID() {
+		t.Fatalf("a page with expand: %v", page.Data)
+	}
+
+	// Fieldsets of the expanded collections; an update and an action answer expanded too.
+	trimmed := must(t)(g.Leases.Get(ctx, lease.ID(), gable.WithExpand("unit"), gable.WithFields("leases", "rent"), gable.WithFields("units", "number")))
+	if keys := sortedKeys(trimmed); !reflect.DeepEqual(keys, []string{"id", "object", "rent", "unit_id"}) {
+		t.Fatalf("fields[leases]=rent with expand[]=unit: %v (the expanded reference is shown)", keys)
+	}
+	if keys := sortedKeys(expanded(t, trimmed, "unit_id", "trimmed")); !reflect.DeepEqual(keys, []string{"id", "number", "object"}) {
+		t.Fatalf("fields[units]=number: %v", keys)
+	}
+	updated := must(t)(g.Leases.Update(ctx, lease.ID(), gable.Record{"rent": "120.00"}, gable.WithExpand("unit.property")))
+	if updated["rent"] != float64(120) || expanded(t, expanded(t, updated, "unit_id", "update"), "property_id", "update's unit").ID() != prop.ID() {
+		t.Fatalf("update with unit.property: %v", updated)
+	}
+	invoice := must(t)(g.Invoices.Create(ctx, gable.Record{"lease_id": lease.ID(), "amount_due": "120.00", "currency": "USD", "due_date": "2027-01-01"}))
+	opened := must(t)(g.Invoices.Action(ctx, invoice.ID(), "open", nil, gable.WithExpand("lease.unit")))
+	if opened["status"] != "open" || expanded(t, expanded(t, opened, "lease_id", "action"), "unit_id", "action's lease")["number"] != run+"-E" {
+		t.Fatalf("open with lease.unit: %v", opened)
+	}
+
+	_, err = g.Leases.Get(ctx, lease.ID(), gable.WithExpand("unit", "nope"))
+	var apiErr *gable.Error
+	if !errors.Is(err, gable.ErrInvalidRequest) || !errors.As(err, &apiErr) {
+		t.Fatalf("an unknown path: want ErrInvalidRequest, got %v", err)
+	}
+	if apiErr.Status != 400 || apiErr.Code != "invalid_parameter" || apiErr.Param != "expand[]" {
+		t.Fatalf("an unknown path: %d %q on param %q", apiErr.Status, apiErr.Code, apiErr.Param)
+	}
+}
+
+func sortedKeys(r gable.Record) []string {
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // newUUID is a random version 4 UUID.
 func newUUID() string {
 	h := randomHex(16)

@@ -15,6 +15,7 @@ class Payments extends Collection
      *
      * @param string|int          $amount a decimal string or an integer, in major units (`'12.50'`)
      * @param array<string,mixed> $params optional fields (`['invoice_id' => …]`)
+     * @param list<string>|null   $expand references of the payment answered with their records (`['invoice']`)
      *
      * @throws GableException
      */
@@ -24,9 +25,10 @@ class Payments extends Collection
         string $currency,
         array $params = [],
         ?string $idempotencyKey = null,
+        ?array $expand = null,
     ): array {
         $body = ['scenario' => $scenario, 'amount' => $amount, 'currency' => $currency] + $params;
 
-        return $this->create($body, $idempotencyKey ?? Client::uuid4());
+        return $this->create($body, $idempotencyKey ?? Client::uuid4(), $expand);
     }
 }

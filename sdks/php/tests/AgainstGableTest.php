@@ -96,6 +96,58 @@ final class AgainstGableTest extends TestCase
         $this->assertSame(401, $unknown->status);
     }
 
+    public function testExpandAnswersReferencesWithTheirRecords(): void
+    {
+        $g = self::$g;
+        $run = self::$run;
+        $own = $g->properties->create(['name' => "Expand Court {$run}", 'kind' => 'residential', 'address' => self::ADDRESS]);
+        $unit = $g->units->create(['property_id' => $own['id'], 'number' => "{$run}-E"]);
+        $terms = ['unit_id' => $unit['id'], 'rent' => '100.00', 'currency' => 'USD'];
+        $lease = $g->leases->create($terms + ['start_date' => '2027-01-01'], expand: ['unit']);
+        $this->assertIsArray($lease['unit_id'], 'create answers the unit itself');
+        $this->assertSame(['unit', $unit['id']], [$lease['unit_id']['object'], $lease['unit_id']['id']]);
+        $this->assertSame($own['id'], $lease['property_id'], 'what was not asked for stays an id');
+        $second = $g->leases->create($terms + ['start_date' => '2027-02-01']);
+        $this->assertSame($unit['id'], $second['unit_id'], 'without expand, an id');
+
+        $got = $g->leases->get($lease['id'], expand: ['unit', 'unit.property']);
+        $this->assertIsArray($got['unit_id']);
+        $this->assertSame('unit', $got['unit_id']['object']);
+        $this->assertSame("{$run}-E", $got['unit_id']['number']);
+        $this->assertIsArray($got['unit_id']['property_id']);
+        $this->assertSame('property', $got['unit_id']['property_id']['object']);
+        $this->assertSame("Expand Court {$run}", $got['unit_id']['property_id']['name']);
+
+        // Two pages of one: the second page must be asked with expand[] too.
+        $listed = iterator_to_array($g->leases->list(filters: ['unit_id' => $unit['id']], sort: 'start_date', limit: 1, expand: ['unit']), false);
+        $this->assertSame([$lease['id'], $second['id']], array_column($listed, 'id'));
+        foreach ($listed as $n => $each) {
+            $this->assertIsArray($each['unit_id'], 'page ' . ($n + 1) . ' answers the unit itself');
+            $this->assertSame(['unit', "{$run}-E"], [$each['unit_id']['object'], $each['unit_id']['number']]);
+        }
+        $page = $g->leases->page(filters: ['unit_id' => $unit['id']], limit: 1, expand: ['unit']);
+        $this->assertSame($unit['id'], $page['data'][0]['unit_id']['id'] ?? null);
+
+        // Fieldsets of the expanded collections; an update and an action answer expanded too.
+        $trimmed = $g->leases->get($lease['id'], expand: ['unit'], fields: ['leases' => ['rent'], 'units' => ['number']]);
+        $keys = array_keys($trimmed);
+        sort($keys);
+        $this->assertSame(['id', 'object', 'rent', 'unit_id'], $keys, 'the expanded reference is shown');
+        $unitKeys = array_keys($trimmed['unit_id']);
+        sort($unitKeys);
+        $this->assertSame(['id', 'number', 'object'], $unitKeys);
+        $updated = $g->leases->update($lease['id'], ['rent' => '120.00'], expand: ['unit.property']);
+        $this->assertEquals(120, $updated['rent']);
+        $this->assertSame($own['id'], $updated['unit_id']['property_id']['id'] ?? null);
+        $invoice = $g->invoices->create(['lease_id' => $lease['id'], 'amount_due' => '120.00', 'currency' => 'USD', 'due_date' => '2027-01-01']);
+        $opened = $g->invoices->action($invoice['id'], 'open', expand: ['lease.unit']);
+        $this->assertSame('open', $opened['status']);
+        $this->assertSame("{$run}-E", $opened['lease_id']['unit_id']['number'] ?? null);
+
+        $unknown = self::caught(InvalidRequestException::class, fn () => $g->leases->get($lease['id'], expand: ['unit', 'nope']));
+        $this->assertSame([400, 'invalid_parameter', 'expand[]'], [$unknown->status, $unknown->errorCode, $unknown->param]);
+    }
+
     public function testARetriedTestPaymentPaysOnce(): void
     {
         $g = self::$g;

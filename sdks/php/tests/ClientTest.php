@@ -66,6 +66,36 @@ final class ClientTest extends TestCase
         $this->assertArrayNotHasKey('idempotency-key', $headers, 'only POSTs carry one');
     }
 
+    /** @testdox expand is a repeated expand[] on every call and every page, beside fields */
+    public function testExpandIsRepeatedOnEveryCallAndEveryPage(): void
+    {
+        $expand = ['unit', 'unit.property'];
+        $pages = new Client('gbl_test_x', "{$this->receiver->url}/two-pages");
+        $leases = iterator_to_array($pages->leases->list(filters: ['status' => 'active'], fields: ['units' => ['number']], limit: 1, expand: $expand), false);
+        $this->assertSame(['a', 'b'], array_column($leases, 'id'));
+
+        $client = new Client('gbl_test_x', $this->receiver->url);
+        $client->leases->get('l 1', expand: $expand, fields: ['leases' => ['rent'], 'units' => ['number', 'bedrooms']]);
+        $client->leases->create(['rent' => 1], 'k-123456', $expand);
+        $client->leases->update('l1', ['rent' => 2], expand: ['unit'], fields: ['rent']);
+        $client->leases->action('l1', 'send', expand: $expand);
+        $client->payments->createTestPayment('succeeded', '1.00', 'USD', expand: ['invoice']);
+        $client->leases->get('l1');
+
+        $e = 'expand%5B%5D=unit&expand%5B%5D=unit.property';
+        $this->assertSame([
+            "GET /two-pages/v1/leases?filter%5Bstatus%5D=active&fields%5Bunits%5D=number&{$e}&limit=1",
+            "GET /two-pages/v1/leases?filter%5Bstatus%5D=active&fields%5Bunits%5D=number&{$e}&limit=1&cursor=c2",
+            "GET /v1/leases/l%201?fields%5Bleases%5D=rent&fields%5Bunits%5D=number%2Cbedrooms&{$e}",
+            "POST /v1/leases?{$e}",
+            'PATCH /v1/leases/l1?fields%5Bleases%5D=rent&expand%5B%5D=unit',
+            "POST /v1/leases/l1/send?{$e}",
+            'POST /v1/payments?expand%5B%5D=invoice',
+            'GET /v1/leases/l1',
+        ], array_map(static fn (array $r) => "{$r['method']} {$r['path']}", $this->receiver->requests()));
+        $this->assertSame('k-123456', array_change_key_case($this->receiver->requests()[3]['headers'])['idempotency-key']);
+    }
+
     public function testAPostIsRetriedWithItsIdempotencyKey(): void
     {
         $client = new Client('gbl_test_x', "{$this->receiver->url}/fail-twice", maxRetries: 2);

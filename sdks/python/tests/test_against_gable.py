@@ -64,6 +64,49 @@ class AgainstGable(unittest.TestCase):
         with self.assertRaises(gable.AuthenticationError):
             gable.Client.sandbox("gbl_test_" + "x" * 43, URL).units.page()
 
+    def test_expand_answers_references_with_their_records(self):
+        prop = self.g.properties.create({"name": f"Expand Court {RUN}", "kind": "residential", "address": ADDRESS})
+        unit = self.g.units.create({"property_id": prop["id"], "number": f"{RUN}-E"})
+        terms = {"unit_id": unit["id"], "rent": "100.00", "currency": "USD"}
+        lease = self.g.leases.create({**terms, "start_date": "2027-01-01"}, expand=["unit"])
+        self.assertIsInstance(lease["unit_id"], dict, "create answers the unit itself")
+        self.assertEqual((lease["unit_id"]["object"], lease["unit_id"]["id"]), ("unit", unit["id"]))
+        self.assertEqual(lease["property_id"], prop["id"], "what was not asked for stays an id")
+        second = self.g.leases.create({**terms, "start_date": "2027-02-01"})
+        self.assertEqual(second["unit_id"], unit["id"], "without expand, an id")
+
+        got = self.g.leases.get(lease["id"], expand=["unit", "unit.property"])
+        self.assertEqual(got["unit_id"]["object"], "unit")
+        self.assertEqual(got["unit_id"]["number"], f"{RUN}-E")
+        self.assertEqual(got["unit_id"]["property_id"]["object"], "property")
+        self.assertEqual(got["unit_id"]["property_id"]["name"], f"Expand Court {RUN}")
+
+        # Two pages of one: the second page must be asked with expand[] too.
+        listed = list(self.g.leases.list(filters={"unit_id": unit["id"]}, sort="start_date", limit=1, expand=["unit"]))
+        self.assertEqual([l["id"] for l in listed], [lease["id"], second["id"]])
+        for n, each in enumerate(listed, 1):
+            self.assertIsInstance(each["unit_id"], dict, f"page {n} answers the unit itself")
+            self.assertEqual((each["unit_id"]["object"], each["unit_id"]["number"]), ("unit", f"{RUN}-E"), each)
+        page = self.g.leases.page(filters={"unit_id": unit["id"]}, limit=1, expand="unit")
+        self.assertEqual(page["data"][0]["unit_id"]["id"], unit["id"])
+
+        # Fieldsets of the expanded collections; an update and an action answer expanded too.
+        trimmed = self.g.leases.get(lease["id"], expand=["unit"], fields={"leases": ["rent"], "units": ["number"]})
+        self.assertEqual(set(trimmed), {"id", "object", "rent", "unit_id"}, "the expanded reference is shown")
+        self.assertEqual(set(trimmed["unit_id"]), {"id", "object", "number"})
+        updated = self.g.leases.update(lease["id"], {"rent": "120.00"}, expand=["unit.property"])
+        self.assertEqual(updated["rent"], 120)
+        self.assertEqual(updated["unit_id"]["property_id"]["id"], prop["id"])
+        invoice = self.g.invoices.create({"lease_id": lease["id"], "amount_due": "120.00", "currency": "USD", "due_date": "2027-01-01"})
+        opened = self.g.invoices.action(invoice["id"], "open", expand=["lease.unit"])
+        self.assertEqual(opened["status"], "open")
+        self.assertEqual(opened["lease_id"]["unit_id"]["number"], f"{RUN}-E")
+
+        with self.assertRaises(gable.InvalidRequestError) as unknown:
+            self.g.leases.get(lease["id"], expand=["unit", "nope"])
+        self.assertEqual((unknown.exception.status, unknown.exception.code), (400, "invalid_parameter"))
+        self.assertEqual(unknown.exception.param, "expand[]")
+
     def test_a_retried_test_payment_pays_once(self):
         # A test invoice paid safely twice: only an open invoice takes payments.
         unit = self.g.units.create({"property_id": self.property["id"], "number": f"{RUN}-P"})

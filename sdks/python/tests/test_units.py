@@ -1,5 +1,6 @@
 """Unit tests that need no server: webhook signatures in either hex case, a list that ends
-when a page says ``has_more`` without a ``next_cursor``, and the collection attributes.
+when a page says ``has_more`` without a ``next_cursor``, the query of ``expand`` and
+``fields`` on every call, and the collection attributes.
 Standard library only."""
 
 import hashlib
@@ -85,6 +86,89 @@ class ListStops(unittest.TestCase):
         )
         self.assertEqual([r["id"] for r in gable.Collection(client, "units").list()], ["a", "b", "c"])
         self.assertEqual([q.get("cursor") for q in client.queries], [None, "c2", "c3"])
+
+
+class Wire:
+    """A stand-in for the client that records each request's method, path and query pairs."""
+
+    def __init__(self, *pages):
+        self.pages = list(pages)
+        self.requests = []
+
+    def request(self, method, path, *, query=None, body=None, idempotency_key=None):
+        self.requests.append((method, path, list(query or [])))
+        if self.pages:
+            return self.pages.pop(0)
+        return {"data": {"id": "x"}}
+
+
+class ExpandQuery(unittest.TestCase):
+    EXPAND = [("expand[]", "unit"), ("expand[]", "unit.property")]
+
+    def test_every_page_of_a_list_is_asked_with_the_same_expand(self):
+        wire = Wire(
+            {"data": [{"id": "a"}], "meta": {"has_more": True, "next_cursor": "c2"}},
+            {"data": [{"id": "b"}], "meta": {"has_more": False}},
+        )
+        leases = gable.Collection(wire, "leases")
+        seen = [r["id"] for r in leases.list(filters={"status": "active"}, expand=["unit", "unit.property"], limit=1)]
+        self.assertEqual(seen, ["a", "b"])
+        first, second = (q for _, _, q in wire.requests)
+        self.assertEqual(first, [("filter[status]", "active"), *self.EXPAND, ("limit", "1")])
+        self.assertEqual(second, first + [("cursor", "c2")])
+
+    def test_single_record_calls_send_expand_and_fieldsets(self):
+        wire = Wire()
+        leases = gable.Collection(wire, "leases")
+        leases.get("l 1", expand=["unit", "unit.property"], fields={"leases": ["rent"], "units": ["number", "bedrooms"]})
+        leases.create({"rent": 1}, expand=["unit", "unit.property"])
+        leases.update("l1", {"rent": 2}, expand="unit", fields=["rent"])
+        leases.action("l1", "send", expand=["unit", "unit.property"])
+        leases.get("l1")
+        leases.delete("l1")
+        self.assertEqual(
+            wire.requests,
+            [
+                ("GET", "/leases/l%201", [("fields[leases]", "rent"), ("fields[units]", "number,bedrooms"), *self.EXPAND]),
+                ("POST", "/leases", self.EXPAND),
+                ("PATCH", "/leases/l1", [("fields[leases]", "rent"), ("expand[]", "unit")]),
+                ("POST", "/leases/l1/send", self.EXPAND),
+                ("GET", "/leases/l1", []),
+                ("DELETE", "/leases/l1", []),
+            ],
+        )
+
+    def test_a_test_payment_takes_expand(self):
+        wire = Wire()
+        gable.Payments(wire, "payments").create_test_payment("succeeded", "1.00", "USD", expand=["invoice"], invoice_id="i1")
+        self.assertEqual(wire.requests, [("POST", "/payments", [("expand[]", "invoice")])])
+
+    def test_the_wire_form_is_repeated_and_percent_encoded(self):
+        import http.server
+        import threading
+
+        paths = []
+
+        class Recorder(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                paths.append(self.path)
+                body = b'{"data": {"id": "l1", "object": "lease"}}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.HTTPServer(("127.0.0.1", 0), Recorder)
+        self.addCleanup(server.server_close)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.shutdown)
+        client = gable.Client("gbl_test_unit", f"http://127.0.0.1:{server.server_port}")
+        client.leases.get("l1", expand=["unit", "unit.property"], fields={"units": ["number"]})
+        self.assertEqual(paths, ["/v1/leases/l1?fields%5Bunits%5D=number&expand%5B%5D=unit&expand%5B%5D=unit.property"])
 
 
 class ErrorClasses(unittest.TestCase):

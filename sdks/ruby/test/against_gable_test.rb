@@ -73,6 +73,50 @@ class AgainstGableTest < Minitest::Test
     assert_equal 401, bogus.status
   end
 
+  def test_expand_answers_references_with_their_records
+    property = new_property("Expand Court")
+    unit = gable.units.create({ property_id: property["id"], number: "#{RUN}-E" })
+    terms = { unit_id: unit["id"], rent: "100.00", currency: "USD" }
+    lease = gable.leases.create(terms.merge(start_date: "2027-01-01"), expand: %w[unit])
+    assert_kind_of Hash, lease["unit_id"], "create answers the unit itself"
+    assert_equal ["unit", unit["id"]], [lease["unit_id"]["object"], lease["unit_id"]["id"]]
+    assert_equal property["id"], lease["property_id"], "what was not asked for stays an id"
+    second = gable.leases.create(terms.merge(start_date: "2027-02-01"))
+    assert_equal unit["id"], second["unit_id"], "without expand, an id"
+
+    got = gable.leases.get(lease["id"], expand: %w[unit unit.property])
+    assert_equal "unit", got["unit_id"]["object"]
+    assert_equal "#{RUN}-E", got["unit_id"]["number"]
+    assert_kind_of Hash, got["unit_id"]["property_id"]
+    assert_equal "property", got["unit_id"]["property_id"]["object"]
+    assert_equal "Expand Court #{RUN}", got["unit_id"]["property_id"]["name"]
+
+    # Two pages of one: the second page must be asked with expand[] too.
+    listed = gable.leases.list(filters: { unit_id: unit["id"] }, sort: "start_date", limit: 1, expand: %w[unit]).to_a
+    assert_equal [lease["id"], second["id"]], listed.map { |l| l["id"] }
+    listed.each_with_index do |each, i|
+      assert_kind_of Hash, each["unit_id"], "page #{i + 1} answers the unit itself"
+      assert_equal ["unit", "#{RUN}-E"], [each["unit_id"]["object"], each["unit_id"]["number"]]
+    end
+    page = gable.leases.page(filters: { unit_id: unit["id"] }, limit: 1, expand: %w[unit])
+    assert_equal unit["id"], page["data"].first["unit_id"]["id"]
+
+    # Fieldsets of the expanded collections; an update and an action answer expanded too.
+    trimmed = gable.leases.get(lease["id"], expand: %w[unit], fields: { leases: %w[rent], units: %w[number] })
+    assert_equal %w[id object rent unit_id], trimmed.keys.sort, "the expanded reference is shown"
+    assert_equal %w[id number object], trimmed["unit_id"].keys.sort
+    updated = gable.leases.update(lease["id"], { rent: "120.00" }, expand: %w[unit.property])
+    assert_equal 120, updated["rent"]
+    assert_equal property["id"], updated.dig("unit_id", "property_id", "id")
+    invoice = gable.invoices.create({ lease_id: lease["id"], amount_due: "120.00", currency: "USD", due_date: "2027-01-01" })
+    opened = gable.invoices.action(invoice["id"], "open", expand: %w[lease.unit])
+    assert_equal "open", opened["status"]
+    assert_equal "#{RUN}-E", opened.dig("lease_id", "unit_id", "number")
+
+    unknown = assert_raises(Gable::InvalidRequestError) { gable.leases.get(lease["id"], expand: %w[unit nope]) }
+    assert_equal [400, "invalid_parameter", "expand[]"], [unknown.status, unknown.code, unknown.param]
+  end
+
   def test_a_retried_test_payment_pays_once
     # A test invoice paid safely twice: only an open invoice takes payments.
     unit = gable.units.create({ property_id: new_property("Pay Court")["id"], number: "#{RUN}-P" })

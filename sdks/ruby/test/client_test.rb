@@ -122,6 +122,39 @@ class ClientTest < Minitest::Test
     assert_equal [0, "network_error"], [error.status, error.code]
   end
 
+  def test_expand_is_a_repeated_parameter_on_every_call_and_every_page
+    first = json(200, { data: [{ id: "a" }], meta: { has_more: true, next_cursor: "c2" } })
+    last = json(200, { data: [{ id: "b" }], meta: { has_more: false, next_cursor: nil } })
+    one = json(200, { data: { id: "x" } })
+    @receiver = HTTPReceiver.new do |request, _index|
+      next one unless request.path.start_with?("/v1/leases?")
+
+      request.path.include?("cursor=c2") ? last : first
+    end
+    c = client
+    expand = %w[unit unit.property]
+    leases = c.leases.list(filters: { status: "active" }, fields: { units: %w[number] }, limit: 1, expand: expand).to_a
+    assert_equal %w[a b], leases.map { |l| l["id"] }
+    c.leases.get("l 1", expand: expand, fields: { leases: %w[rent], units: %w[number bedrooms] })
+    c.leases.create({ rent: 1 }, idempotency_key: "k-123456", expand: expand)
+    c.leases.update("l1", { rent: 2 }, expand: "unit", fields: %w[rent])
+    c.leases.action("l1", "send", expand: expand)
+    c.payments.create_test_payment("succeeded", "1.00", "USD", expand: %w[invoice], invoice_id: "i1")
+    c.leases.retrieve("l1")
+    e = "expand%5B%5D=unit&expand%5B%5D=unit.property"
+    assert_equal ["GET /v1/leases?filter%5Bstatus%5D=active&fields%5Bunits%5D=number&#{e}&limit=1",
+                  "GET /v1/leases?filter%5Bstatus%5D=active&fields%5Bunits%5D=number&#{e}&limit=1&cursor=c2",
+                  "GET /v1/leases/l%201?fields%5Bleases%5D=rent&fields%5Bunits%5D=number%2Cbedrooms&#{e}",
+                  "POST /v1/leases?#{e}",
+                  "PATCH /v1/leases/l1?fields%5Bleases%5D=rent&expand%5B%5D=unit",
+                  "POST /v1/leases/l1/send?#{e}",
+                  "POST /v1/payments?expand%5B%5D=invoice",
+                  "GET /v1/leases/l1"], @receiver.requests.map { |r| "#{r.method} #{r.path}" }
+    assert_equal "k-123456", @receiver.requests[3].header("Idempotency-Key")
+    assert_equal({ "scenario" => "succeeded", "amount" => "1.00", "currency" => "USD", "invoice_id" => "i1" },
+                 JSON.parse(@receiver.requests[6].body), "expand is not a field of the body")
+  end
+
   def test_list_follows_the_cursor_lazily
     first = json(200, { data: [{ id: "u1" }, { id: "u2" }], meta: { has_more: true, next_cursor: "c2" } })
     last = json(200, { data: [{ id: "u3" }], meta: { has_more: false, next_cursor: nil } })

@@ -5,6 +5,8 @@ export type { GableOptions } from "./client.js";
 export type { HttpMethod, Query, RequestOptions, Transport } from "./transport.js";
 export { Collection, Payments } from "./collection.js";
 export type {
+  Expandable,
+  Fields,
   FilterOperator,
   Filters,
   FilterValue,
@@ -14,7 +16,9 @@ export type {
   PageMeta,
   PageOptions,
   Params,
+  RecordOptions,
   TestPaymentScenario,
+  WriteOptions,
 } from "./collection.js";
 export {
   AuthenticationError,

@@ -22,6 +22,7 @@ import {
   RateLimitError,
   SignatureVerificationError,
   verify,
+  type Expandable,
   type GableOptions,
   type GableRecord,
 } from "@gable/sdk";
@@ -35,6 +36,30 @@ interface Unit extends GableRecord {
   property_id: string;
   number: string;
   bedrooms: number;
+}
+
+interface Property extends GableRecord {
+  name: string;
+}
+
+interface ExpandableUnit extends GableRecord {
+  number: string;
+  property_id: Expandable<Property>;
+}
+
+interface Lease extends GableRecord {
+  rent: number;
+  unit_id: Expandable<ExpandableUnit>;
+  property_id: Expandable<Property>;
+}
+
+/** A lease asked with `expand: ["unit", "unit.property"]`. */
+type LeaseWithUnit = Lease & { unit_id: ExpandableUnit & { property_id: Property } };
+
+/** The reference as the record it was expanded into (a failure when it is still an id). */
+function expanded<T extends GableRecord>(ref: Expandable<T>, what: string): T {
+  assert.equal(typeof ref, "object", `${what}: the record, not the id ${JSON.stringify(ref)}`);
+  return ref as T;
 }
 
 interface Invoice extends GableRecord {
@@ -164,6 +189,52 @@ describe("against Gable", () => {
         assert.equal(e.status, 401);
         return true;
       });
+    });
+  });
+
+  it("expands references on get, list (every page), create, update and actions", async () => {
+    const own = await gable.properties.create<Property>({ name: `Expand Court ${RUN}`, kind: "residential", address: ADDRESS });
+    const unit = await gable.units.create({ property_id: own.id, number: `${RUN}-E` });
+    const terms = { unit_id: unit.id, rent: "100.00", currency: "USD" };
+    const lease = await gable.leases.create<Lease>({ ...terms, start_date: "2027-01-01" }, { expand: ["unit"] });
+    const created = expanded(lease.unit_id, "create's unit_id");
+    assert.deepEqual([created.object, created.id], ["unit", unit.id]);
+    assert.equal(lease.property_id, own.id, "what was not asked for stays an id");
+    const second = await gable.leases.create<Lease>({ ...terms, start_date: "2027-02-01" });
+    assert.equal(second.unit_id, unit.id, "without expand, an id");
+
+    const got = await gable.leases.get<LeaseWithUnit>(lease.id, { expand: ["unit", "unit.property"] });
+    assert.equal(got.unit_id.object, "unit");
+    assert.equal(got.unit_id.number, `${RUN}-E`);
+    assert.equal(got.unit_id.property_id.object, "property");
+    assert.equal(got.unit_id.property_id.name, `Expand Court ${RUN}`);
+
+    // Two pages of one: the second page must be asked with expand[] too.
+    const listed = await collect(gable.leases.list<Lease>({ filters: { unit_id: unit.id }, sort: "start_date", limit: 1, expand: ["unit"] }));
+    assert.deepEqual(listed.map((l) => l.id), [lease.id, second.id]);
+    listed.forEach((l, i) => {
+      const u = expanded(l.unit_id, `page ${i + 1}'s unit_id`);
+      assert.deepEqual([u.object, u.number], ["unit", `${RUN}-E`]);
+    });
+    const page = await gable.leases.page<Lease>({ filters: { unit_id: unit.id }, limit: 1, expand: ["unit"] });
+    assert.equal(expanded(page.data[0]!.unit_id, "page's unit_id").id, unit.id);
+
+    // Fieldsets of the expanded collections; an update and an action answer expanded too.
+    const trimmed = await gable.leases.get<Lease>(lease.id, { expand: ["unit"], fields: { leases: ["rent"], units: ["number"] } });
+    assert.deepEqual(Object.keys(trimmed).sort(), ["id", "object", "rent", "unit_id"], "the expanded reference is shown");
+    assert.deepEqual(Object.keys(expanded(trimmed.unit_id, "trimmed")).sort(), ["id", "number", "object"]);
+    const updated = await gable.leases.update<LeaseWithUnit>(lease.id, { rent: "120.00" }, { expand: ["unit.property"] });
+    assert.equal(updated.rent, 120);
+    assert.equal(updated.unit_id.property_id.id, own.id);
+    const invoice = await gable.invoices.create({ lease_id: lease.id, amount_due: "120.00", currency: "USD", due_date: "2027-01-01" });
+    const opened = await gable.invoices.action<Invoice & { lease_id: Lease }>(invoice.id, "open", undefined, { expand: ["lease.unit"] });
+    assert.equal(opened.status, "open");
+    assert.equal(expanded(opened.lease_id.unit_id, "the action's lease.unit").number, `${RUN}-E`);
+
+    await assert.rejects(gable.leases.get(lease.id, { expand: ["unit", "nope"] }), (e: unknown) => {
+      assert.ok(e instanceof InvalidRequestError, `an InvalidRequestError, not ${String(e)}`);
+      assert.deepEqual([e.status, e.code, e.param], [400, "invalid_parameter", "expand[]"]);
+      return true;
     });
   });
 

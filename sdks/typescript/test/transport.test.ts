@@ -126,6 +126,48 @@ describe("transport", () => {
     assert.equal(new Gable("k", { baseUrl: base }).collection("flow-tokens").name, "flow-tokens");
   });
 
+  it("sends expand as repeated expand[] and fieldsets per collection, on every call and every page", async () => {
+    seen.length = 0;
+    const empty = { data: { id: "x", object: "lease" } };
+    plan = [
+      [200, { data: [{ id: "a" }], meta: { has_more: true, next_cursor: "c2" } }],
+      [200, { data: [{ id: "b" }], meta: { has_more: false, next_cursor: null } }],
+      [200, empty],
+      [201, empty],
+      [200, empty],
+      [200, empty],
+      [201, { data: { id: "p", object: "payment" } }],
+      [200, empty],
+    ];
+    const gable = new Gable("k", { baseUrl: base });
+    const expand = ["unit", "unit.property"];
+    const ids: string[] = [];
+    for await (const l of gable.leases.list({ filters: { status: "active" }, expand, limit: 1 })) ids.push(l.id);
+    assert.deepEqual(ids, ["a", "b"]);
+    await gable.leases.get("l 1", { expand, fields: { leases: ["rent"], units: ["number", "bedrooms"] } });
+    await gable.leases.create({ rent: 1 }, { expand, idempotencyKey: "k-123456" });
+    await gable.leases.update("l1", { rent: 2 }, { expand: ["unit"], fields: ["rent"] });
+    await gable.leases.action("l1", "send", undefined, { expand });
+    await gable.payments.createTestPayment("succeeded", "1.00", "USD", {}, { expand: ["invoice"] });
+    await gable.leases.get("l1");
+    const e = "expand%5B%5D=unit&expand%5B%5D=unit.property";
+    assert.deepEqual(
+      seen.map((s) => `${s.method} ${s.url}`),
+      [
+        `GET /v1/leases?filter%5Bstatus%5D=active&${e}&limit=1`,
+        `GET /v1/leases?filter%5Bstatus%5D=active&${e}&limit=1&cursor=c2`,
+        `GET /v1/leases/l%201?fields%5Bleases%5D=rent&fields%5Bunits%5D=number%2Cbedrooms&${e}`,
+        `POST /v1/leases?${e}`,
+        "PATCH /v1/leases/l1?fields%5Bleases%5D=rent&expand%5B%5D=unit",
+        `POST /v1/leases/l1/send?${e}`,
+        "POST /v1/payments?expand%5B%5D=invoice",
+        "GET /v1/leases/l1",
+      ],
+    );
+    assert.equal(seen[3]!.headers["idempotency-key"], "k-123456", "the key still goes with expand");
+    assert.match(String(seen[6]!.headers["idempotency-key"]), /^[0-9a-f-]{36}$/, "a test payment still gets its key");
+  });
+
   it("a network failure after the retries is a GableError with status 0 and code network_error", async () => {
     // A port nothing listens on: every attempt is refused.
     const closed = createServer();

@@ -2,9 +2,10 @@
 
 Every collection is an attribute (``client.leases``, ``client.purchase_orders`` for
 ``purchase-orders``) with ``list`` (auto-paginating), ``get``, ``create``, ``update``,
-``delete`` and ``action``. Every POST carries an ``Idempotency-Key`` (one per call, reused
-by its retries); 429, 5xx and network errors are retried with jittered exponential
-backoff, honouring ``Retry-After``.
+``delete`` and ``action``; every call that answers records takes ``expand`` (references
+answered with their records) and ``fields`` (sparse fieldsets). Every POST carries an
+``Idempotency-Key`` (one per call, reused by its retries); 429, 5xx and network errors are
+retried with jittered exponential backoff, honouring ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ SANDBOX = "http://127.0.0.1:8081/v1"
 
 JSON = Dict[str, Any]
 Filter = Union[str, int, float, bool, Sequence[Any], Mapping[str, Any]]
+#: The fields to answer: a list for the call's own collection (``["id", "rent"]``), or a
+#: mapping of collection to fields, for expanded records too
+#: (``{"leases": ["rent"], "units": ["number"]}``).
+Fields = Union[Sequence[str], Mapping[str, Sequence[str]]]
+#: Reference paths to expand (``["unit", "unit.property"]``); a string is one path.
+Expand = Union[str, Sequence[str]]
 
 #: The API's collections; each is an attribute of a client (``purchase-orders`` is
 #: ``client.purchase_orders``).
@@ -160,9 +167,10 @@ class Client:
 def _query(
     filters: Optional[Mapping[str, Filter]],
     sort: Optional[Union[str, Sequence[str]]],
-    fields: Optional[Sequence[str]],
+    fields: Optional[Fields],
     limit: Optional[int],
     collection: str,
+    expand: Optional[Expand] = None,
 ) -> list:
     q: list = []
     for field, value in (filters or {}).items():
@@ -173,10 +181,22 @@ def _query(
             q.append((f"filter[{field}]", _value(value)))
     if sort:
         q.append(("sort", sort if isinstance(sort, str) else ",".join(sort)))
-    if fields:
-        q.append((f"fields[{collection}]", ",".join(fields)))
+    q += _shape(collection, fields, expand)
     if limit:
         q.append(("limit", str(limit)))
+    return q
+
+
+def _shape(collection: str, fields: Optional[Fields], expand: Optional[Expand]) -> list:
+    """The answer's shape as query pairs: ``fields[<collection>]=a,b`` per fieldset, and one
+    ``expand[]=<path>`` per path (the API's repeated form)."""
+    q: list = []
+    if fields:
+        sets = fields.items() if isinstance(fields, Mapping) else [(collection, fields)]
+        for name, names in sets:
+            q.append((f"fields[{name}]", names if isinstance(names, str) else ",".join(names)))
+    for path in [expand] if isinstance(expand, str) else (expand or ()):
+        q.append(("expand[]", path))
     return q
 
 
@@ -200,15 +220,19 @@ class Collection:
         *,
         filters: Optional[Mapping[str, Filter]] = None,
         sort: Optional[Union[str, Sequence[str]]] = None,
-        fields: Optional[Sequence[str]] = None,
+        fields: Optional[Fields] = None,
         limit: Optional[int] = None,
+        expand: Optional[Expand] = None,
     ) -> Iterator[JSON]:
         """Every record matching the options, page after page (follows ``next_cursor``; stops
-        at a page without ``has_more``, or without a ``next_cursor`` to follow).
+        at a page without ``has_more``, or without a ``next_cursor`` to follow). Every page is
+        asked with the same options, ``expand`` included.
 
-        ``filters={"status": "active", "rent": {"gte": 1000}, "currency": "USD"}``.
+        ``filters={"status": "active", "rent": {"gte": 1000}, "currency": "USD"}``;
+        ``expand=["unit", "unit.property"]`` answers each lease's ``unit_id`` with the unit,
+        and the unit's ``property_id`` with the property.
         """
-        query = _query(filters, sort, fields, limit, self.name)
+        query = _query(filters, sort, fields, limit, self.name, expand)
         cursor: Optional[str] = None
         while True:
             page = self.client.request("GET", f"/{self.name}", query=query + ([("cursor", cursor)] if cursor else []))
@@ -221,26 +245,52 @@ class Collection:
                 return
 
     def page(self, **options: Any) -> JSON:
-        """One page as the API answers it (``data`` and ``meta``)."""
+        """One page as the API answers it (``data`` and ``meta``); the options of ``list``,
+        plus ``cursor``."""
         cursor = options.pop("cursor", None)
-        query = _query(options.get("filters"), options.get("sort"), options.get("fields"), options.get("limit"), self.name)
+        query = _query(
+            options.get("filters"), options.get("sort"), options.get("fields"), options.get("limit"), self.name, options.get("expand")
+        )
         return self.client.request("GET", f"/{self.name}", query=query + ([("cursor", cursor)] if cursor else []))
 
-    def get(self, id: str) -> JSON:
-        return self.client.request("GET", f"/{self.name}/{_id(id)}")["data"]
+    def get(self, id: str, *, expand: Optional[Expand] = None, fields: Optional[Fields] = None) -> JSON:
+        """One record; ``expand=["unit"]`` answers its ``unit_id`` with the unit itself."""
+        return self.client.request("GET", f"/{self.name}/{_id(id)}", query=_shape(self.name, fields, expand))["data"]
 
-    def create(self, body: JSON, *, idempotency_key: Optional[str] = None) -> JSON:
-        return self.client.request("POST", f"/{self.name}", body=body, idempotency_key=idempotency_key)["data"]
+    def create(
+        self,
+        body: JSON,
+        *,
+        idempotency_key: Optional[str] = None,
+        expand: Optional[Expand] = None,
+        fields: Optional[Fields] = None,
+    ) -> JSON:
+        """Creates a record; ``expand`` and ``fields`` shape the record answered."""
+        query = _shape(self.name, fields, expand)
+        return self.client.request("POST", f"/{self.name}", query=query, body=body, idempotency_key=idempotency_key)["data"]
 
-    def update(self, id: str, body: JSON) -> JSON:
-        return self.client.request("PATCH", f"/{self.name}/{_id(id)}", body=body)["data"]
+    def update(self, id: str, body: JSON, *, expand: Optional[Expand] = None, fields: Optional[Fields] = None) -> JSON:
+        """Changes the fields in ``body`` (PATCH); ``expand`` and ``fields`` shape the answer."""
+        return self.client.request("PATCH", f"/{self.name}/{_id(id)}", query=_shape(self.name, fields, expand), body=body)["data"]
 
     def delete(self, id: str) -> JSON:
         return self.client.request("DELETE", f"/{self.name}/{_id(id)}")["data"]
 
-    def action(self, id: str, action: str, body: Optional[JSON] = None, *, idempotency_key: Optional[str] = None) -> JSON:
-        """Runs a state-machine action (``leases.action(id, "send")``)."""
-        return self.client.request("POST", f"/{self.name}/{_id(id)}/{action}", body=body, idempotency_key=idempotency_key)["data"]
+    def action(
+        self,
+        id: str,
+        action: str,
+        body: Optional[JSON] = None,
+        *,
+        idempotency_key: Optional[str] = None,
+        expand: Optional[Expand] = None,
+        fields: Optional[Fields] = None,
+    ) -> JSON:
+        """Runs a state-machine action (``leases.action(id, "send")``); ``expand`` and
+        ``fields`` shape the record answered."""
+        query = _shape(self.name, fields, expand)
+        path = f"/{self.name}/{_id(id)}/{action}"
+        return self.client.request("POST", path, query=query, body=body, idempotency_key=idempotency_key)["data"]
 
 
 class Payments(Collection):
@@ -251,13 +301,16 @@ class Payments(Collection):
         currency: str,
         *,
         idempotency_key: Optional[str] = None,
+        expand: Optional[Expand] = None,
         **fields: Any,
     ) -> JSON:
         """A sandbox payment whose outcome is ``scenario`` (``succeeded``, ``failed``,
         ``reversed``), always with an ``Idempotency-Key`` (pass your own to retry safely
-        across processes). ``amount`` is a decimal string or integer in major units."""
+        across processes). ``amount`` is a decimal string or integer in major units; other
+        keyword arguments are fields of the body (``invoice_id=…``), and ``expand``
+        (``["invoice"]``) shapes the payment answered."""
         body = {"scenario": scenario, "amount": amount, "currency": currency, **fields}
-        return self.create(body, idempotency_key=idempotency_key or str(uuid.uuid4()))
+        return self.create(body, idempotency_key=idempotency_key or str(uuid.uuid4()), expand=expand)
 
 
 def _id(id: str) -> str:

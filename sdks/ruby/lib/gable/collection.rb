@@ -6,6 +6,14 @@ require "securerandom"
 module Gable
   # One collection of the API (`/v1/{name}`). Records are Hashes with string keys, as the
   # API spells them (`unit["id"]`, `unit["property_id"]`).
+  #
+  # Every call that answers records takes `expand:` and `fields:`. `expand` lists references
+  # to answer with their records instead of their ids: a reference field's name without
+  # `_id` (`unit` for `unit_id`, `charges` for `charge_ids`), a dot to go further
+  # (`%w[unit unit.property]`; at most 10 paths of 3 levels); the record takes the id's
+  # place (`lease["unit_id"]["number"]`), and it is sent as one `expand[]` per path. `fields`
+  # is an Array of this collection's fields, or a Hash of collection => fields, which trims
+  # expanded records too (`{ leases: %w[rent], units: %w[number] }`).
   class Collection
     attr_reader :client, :name
 
@@ -19,12 +27,14 @@ module Gable
     # and `.take_while` stop early. With a block, iterates instead.
     #
     #   client.leases.list(filters: { status: "active", rent: { gte: 1000 }, currency: "USD" },
-    #                      sort: "-start_date", fields: %w[id rent], limit: 100)
-    def list(filters: nil, sort: nil, fields: nil, limit: nil, &block)
+    #                      sort: "-start_date", fields: %w[id rent], limit: 100, expand: %w[unit])
+    #
+    # Every page is asked with the same options, `expand` included.
+    def list(filters: nil, sort: nil, fields: nil, limit: nil, expand: nil, &block)
       records = Enumerator.new do |yielder|
         cursor = nil
         loop do
-          page = page(filters: filters, sort: sort, fields: fields, limit: limit, cursor: cursor)
+          page = page(filters: filters, sort: sort, fields: fields, limit: limit, cursor: cursor, expand: expand)
           page.fetch("data", []).each { |record| yielder << record }
           meta = page["meta"] || {}
           break unless meta["has_more"] && meta["next_cursor"]
@@ -36,21 +46,22 @@ module Gable
     end
 
     # One page as the API answers it: `{"data" => [...], "meta" => {"has_more" => …, "next_cursor" => …}}`.
-    def page(filters: nil, sort: nil, fields: nil, limit: nil, cursor: nil)
-      client.request(:get, "/#{name}", query: query(filters, sort, fields, limit, cursor))
+    def page(filters: nil, sort: nil, fields: nil, limit: nil, cursor: nil, expand: nil)
+      client.request(:get, "/#{name}", query: query(filters, sort, fields, limit, cursor, expand))
     end
 
-    def retrieve(id)
-      client.request(:get, path(id))["data"]
+    # One record: `get(id, expand: %w[unit])` answers its `unit_id` with the unit.
+    def retrieve(id, expand: nil, fields: nil)
+      client.request(:get, path(id), query: shape(fields, expand))["data"]
     end
     alias get retrieve
 
-    def create(params, idempotency_key: nil)
-      client.request(:post, "/#{name}", body: params, idempotency_key: idempotency_key)["data"]
+    def create(params, idempotency_key: nil, expand: nil, fields: nil)
+      client.request(:post, "/#{name}", query: shape(fields, expand), body: params, idempotency_key: idempotency_key)["data"]
     end
 
-    def update(id, params)
-      client.request(:patch, path(id), body: params)["data"]
+    def update(id, params, expand: nil, fields: nil)
+      client.request(:patch, path(id), query: shape(fields, expand), body: params)["data"]
     end
 
     def delete(id)
@@ -59,8 +70,9 @@ module Gable
 
     # Runs a state-machine action: `client.leases.action(id, "send")` is
     # `POST /v1/leases/{id}/send`.
-    def action(id, action, params = nil, idempotency_key: nil)
-      client.request(:post, "#{path(id)}/#{action}", body: params, idempotency_key: idempotency_key)["data"]
+    def action(id, action, params = nil, idempotency_key: nil, expand: nil, fields: nil)
+      client.request(:post, "#{path(id)}/#{action}", query: shape(fields, expand), body: params,
+                                                     idempotency_key: idempotency_key)["data"]
     end
 
     def inspect
@@ -75,7 +87,7 @@ module Gable
 
     # `filter[field]=v` for a value, `filter[field][op]=v` for a Hash of op => value; lists
     # are joined by commas and booleans spelt true/false (the API's query syntax).
-    def query(filters, sort, fields, limit, cursor)
+    def query(filters, sort, fields, limit, cursor, expand)
       pairs = []
       (filters || {}).each do |field, value|
         if value.is_a?(Hash)
@@ -85,9 +97,18 @@ module Gable
         end
       end
       pairs << ["sort", param(sort)] if sort
-      pairs << ["fields[#{name}]", param(fields)] if fields
+      pairs.concat(shape(fields, expand))
       pairs << ["limit", limit.to_s] if limit
       pairs << ["cursor", cursor] if cursor
+      pairs
+    end
+
+    # The answer's shape: `fields[collection]=a,b` per fieldset (an Array is this
+    # collection's, a Hash maps collections to fields) and one `expand[]=path` per path.
+    def shape(fields, expand)
+      sets = fields.is_a?(Hash) ? fields : { name => fields }
+      pairs = sets.filter_map { |collection, names| ["fields[#{collection}]", param(names)] if names }
+      Array(expand).each { |path| pairs << ["expand[]", path.to_s] }
       pairs
     end
 
@@ -101,10 +122,11 @@ module Gable
     # A sandbox payment whose outcome is `scenario` ("succeeded", "failed", "reversed"),
     # always sent with an `Idempotency-Key` (pass your own to retry safely across
     # processes). `amount` is a decimal string or an integer, in major units; other
-    # fields (`invoice_id:`) go into the body.
-    def create_test_payment(scenario, amount, currency, idempotency_key: nil, **fields)
+    # fields (`invoice_id:`) go into the body; `expand:` (`%w[invoice]`) shapes the payment
+    # answered.
+    def create_test_payment(scenario, amount, currency, idempotency_key: nil, expand: nil, **fields)
       params = { scenario: scenario, amount: amount, currency: currency }.merge(fields)
-      create(params, idempotency_key: idempotency_key || SecureRandom.uuid)
+      create(params, idempotency_key: idempotency_key || SecureRandom.uuid, expand: expand)
     end
   end
 end

@@ -10,7 +10,8 @@ import java.util.Map;
 import java.util.StringJoiner;
 
 /**
- * The options of a list: filters, sort, fields, page size and starting cursor.
+ * The options of a list: filters, sort, fields, expanded references, page size and starting
+ * cursor.
  *
  * <pre>{@code
  * ListParams.builder()
@@ -18,6 +19,7 @@ import java.util.StringJoiner;
  *     .filter("rent", "gte", 1000).filter("currency", "USD")   // an amount filter needs its currency
  *     .filter("status", "in", List.of("active", "ended"))
  *     .sort("-start_date").fields("id", "rent").limit(100)
+ *     .expand("unit", "unit.property")                          // every page: unit_id is the unit
  *     .build();
  * }</pre>
  */
@@ -27,6 +29,7 @@ public final class ListParams {
     private final List<String[]> filters;
     private final String sort;
     private final String fields;
+    private final RecordOptions shape;
     private final Integer limit;
     private final String cursor;
 
@@ -34,6 +37,7 @@ public final class ListParams {
         this.filters = List.copyOf(b.filters);
         this.sort = b.sort;
         this.fields = b.fields;
+        this.shape = b.shape.build();
         this.limit = b.limit;
         this.cursor = b.cursor;
     }
@@ -56,10 +60,16 @@ public final class ListParams {
         List<String[]> q = new ArrayList<>(filters);
         if (sort != null) q.add(new String[] {"sort", sort});
         if (fields != null) q.add(new String[] {"fields[" + collection + "]", fields});
+        q.addAll(shape.pairs());
         if (limit != null) q.add(new String[] {"limit", limit.toString()});
         if (cursor != null) q.add(new String[] {"cursor", cursor});
+        return encode(q);
+    }
+
+    /** Name/value pairs as a query string ({@code ?a=1&b=2}, or empty), form-encoded. */
+    static String encode(List<String[]> pairs) {
         StringJoiner out = new StringJoiner("&", "?", "").setEmptyValue("");
-        for (String[] kv : q) {
+        for (String[] kv : pairs) {
             out.add(URLEncoder.encode(kv[0], StandardCharsets.UTF_8) + "=" + URLEncoder.encode(kv[1], StandardCharsets.UTF_8));
         }
         return out.toString();
@@ -85,6 +95,7 @@ public final class ListParams {
         private final List<String[]> filters = new ArrayList<>();
         private String sort;
         private String fields;
+        private final RecordOptions.Builder shape = RecordOptions.builder();
         private Integer limit;
         private String cursor;
 
@@ -124,6 +135,24 @@ public final class ListParams {
         /** Only these fields ({@code id} and {@code object} always come too). */
         public Builder fields(String... names) {
             this.fields = String.join(",", names);
+            return this;
+        }
+
+        /**
+         * Only these fields of {@code collection}'s records, expanded ones included
+         * ({@code fieldsOf("units", "number")}); see {@link RecordOptions.Builder#fieldsOf}.
+         */
+        public Builder fieldsOf(String collection, String... names) {
+            shape.fieldsOf(collection, names);
+            return this;
+        }
+
+        /**
+         * References answered with their records instead of their ids, on every page
+         * ({@code expand("unit", "unit.property")}); see {@link RecordOptions.Builder#expand}.
+         */
+        public Builder expand(String... paths) {
+            shape.expand(paths);
             return this;
         }
 

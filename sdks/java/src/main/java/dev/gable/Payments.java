@@ -36,11 +36,25 @@ public final class Payments extends Resource {
         return send(scenario, amount, currency, fields, idempotencyKey);
     }
 
+    /**
+     * A test payment with more fields, your {@code Idempotency-Key} (null for a fresh one), and
+     * the answer shaped by {@code options} ({@code RecordOptions.expand("invoice")}).
+     */
+    public GableObject createTestPayment(
+            String scenario, String amount, String currency, Map<String, ?> fields, String idempotencyKey, RecordOptions options) {
+        return send(scenario, amount, currency, fields, idempotencyKey, options);
+    }
+
     private GableObject send(String scenario, Object amount, String currency, Map<String, ?> fields, String idempotencyKey) {
+        return send(scenario, amount, currency, fields, idempotencyKey, RecordOptions.none());
+    }
+
+    private GableObject send(
+            String scenario, Object amount, String currency, Map<String, ?> fields, String idempotencyKey, RecordOptions options) {
         Map<String, Object> body = new LinkedHashMap<>(fields);
         body.put("scenario", scenario);
         body.put("amount", amount);
         body.put("currency", currency);
-        return create(body, idempotencyKey); // null: the fresh key every POST gets
+        return create(body, idempotencyKey, options); // null key: the fresh key every POST gets
     }
 }

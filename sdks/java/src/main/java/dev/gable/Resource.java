@@ -7,7 +7,9 @@ import java.util.Map;
 /**
  * One collection of the API ({@code /v1/{name}}): list, page, get, create, update (PATCH),
  * delete and state-machine actions. Reach one with {@link Gable#units()} and the like, or
- * {@link Gable#collection(String)}.
+ * {@link Gable#collection(String)}. Every call that answers records takes the shape of its
+ * answer: {@link RecordOptions} (expanded references, fieldsets), or a list's
+ * {@link ListParams}.
  */
 public class Resource {
     private final Gable client;
@@ -48,7 +50,12 @@ public class Resource {
     }
 
     public GableObject get(String id) {
-        return data(client.request("GET", path(id), null, null));
+        return get(id, RecordOptions.none());
+    }
+
+    /** One record, shaped by {@code options} ({@code RecordOptions.expand("unit")}). */
+    public GableObject get(String id, RecordOptions options) {
+        return data(client.request("GET", path(id) + query(options), null, null));
     }
 
     /** Creates a record (with a fresh {@code Idempotency-Key}). */
@@ -58,12 +65,25 @@ public class Resource {
 
     /** Creates a record with your {@code Idempotency-Key}: the same key and body make one record. */
     public GableObject create(Map<String, ?> body, String idempotencyKey) {
-        return data(client.request("POST", "/" + name, body, idempotencyKey));
+        return create(body, idempotencyKey, RecordOptions.none());
+    }
+
+    /**
+     * Creates a record with your {@code Idempotency-Key} (null for a fresh one), the answer
+     * shaped by {@code options} ({@code RecordOptions.expand("unit")}).
+     */
+    public GableObject create(Map<String, ?> body, String idempotencyKey, RecordOptions options) {
+        return data(client.request("POST", "/" + name + query(options), body, idempotencyKey));
     }
 
     /** Changes the given fields (PATCH). */
     public GableObject update(String id, Map<String, ?> body) {
-        return data(client.request("PATCH", path(id), body, null));
+        return update(id, body, RecordOptions.none());
+    }
+
+    /** Changes the given fields (PATCH), the answer shaped by {@code options}. */
+    public GableObject update(String id, Map<String, ?> body, RecordOptions options) {
+        return data(client.request("PATCH", path(id) + query(options), body, null));
     }
 
     public GableObject delete(String id) {
@@ -80,7 +100,19 @@ public class Resource {
     }
 
     public GableObject action(String id, String action, Map<String, ?> body, String idempotencyKey) {
-        return data(client.request("POST", path(id) + "/" + segment(action), body, idempotencyKey));
+        return action(id, action, body, idempotencyKey, RecordOptions.none());
+    }
+
+    /**
+     * Runs an action with your {@code Idempotency-Key} (null for a fresh one) and a body (null
+     * for none), the answer shaped by {@code options}.
+     */
+    public GableObject action(String id, String action, Map<String, ?> body, String idempotencyKey, RecordOptions options) {
+        return data(client.request("POST", path(id) + "/" + segment(action) + query(options), body, idempotencyKey));
+    }
+
+    private static String query(RecordOptions options) {
+        return options == null ? "" : options.query();
     }
 
     private String path(String id) {

@@ -146,6 +146,68 @@ class AgainstGableTest {
         assertThrows(AuthenticationException.class, () -> Gable.sandbox("gbl_test_" + "x".repeat(43), URL).units().page());
     }
 
+    /** The record an expanded reference holds (a failure when it is still an id). */
+    static GableObject expanded(GableObject record, String field, String what) {
+        GableObject inner = record.getObject(field);
+        assertNotNull(inner, () -> what + ": " + field + " is " + record.get(field) + ", not the record");
+        return inner;
+    }
+
+    @Test
+    void expandAnswersReferencesWithTheirRecords() {
+        GableObject own = gable.properties().create(Map.of("name", "Expand Court " + RUN, "kind", "residential", "address", ADDRESS));
+        GableObject unit = gable.units().create(Map.of("property_id", own.id(), "number", RUN + "-E"));
+        Map<String, Object> terms = Map.of("unit_id", unit.id(), "rent", "100.00", "currency", "USD", "start_date", "2027-01-01");
+        GableObject lease = gable.leases().create(terms, null, RecordOptions.expand("unit"));
+        GableObject created = expanded(lease, "unit_id", "create");
+        assertEquals(List.of("unit", unit.id()), List.of(created.getString("object"), created.id()));
+        assertEquals(own.id(), lease.getString("property_id"), "what was not asked for stays an id");
+        Map<String, Object> later = new HashMap<>(terms);
+        later.put("start_date", "2027-02-01");
+        GableObject second = gable.leases().create(later);
+        assertEquals(unit.id(), second.getString("unit_id"), "without expand, an id");
+
+        GableObject got = gable.leases().get(lease.id(), RecordOptions.expand("unit", "unit.property"));
+        GableObject gotUnit = expanded(got, "unit_id", "get");
+        assertEquals("unit", gotUnit.getString("object"));
+        assertEquals(RUN + "-E", gotUnit.getString("number"));
+        GableObject gotProperty = expanded(gotUnit, "property_id", "get's unit");
+        assertEquals("property", gotProperty.getString("object"));
+        assertEquals("Expand Court " + RUN, gotProperty.getString("name"));
+
+        // Two pages of one: the second page must be asked with expand[] too.
+        List<GableObject> listed = gable.leases()
+                .list(ListParams.builder().filter("unit_id", unit.id()).sort("start_date").limit(1).expand("unit").build())
+                .stream().toList();
+        assertEquals(List.of(lease.id(), second.id()), listed.stream().map(GableObject::id).toList());
+        for (int i = 0; i < listed.size(); i++) {
+            GableObject u = expanded(listed.get(i), "unit_id", "page " + (i + 1));
+            assertEquals(List.of("unit", RUN + "-E"), List.of(u.getString("object"), u.getString("number")));
+        }
+        Page page = gable.leases().page(ListParams.builder().filter("unit_id", unit.id()).limit(1).expand("unit").build());
+        assertEquals(unit.id(), expanded(page.data().get(0), "unit_id", "page").id());
+
+        // Fieldsets of the expanded collections; an update and an action answer expanded too.
+        GableObject trimmed = gable.leases().get(lease.id(),
+                RecordOptions.builder().expand("unit").fieldsOf("leases", "rent").fieldsOf("units", "number").build());
+        assertEquals(Set.of("id", "object", "rent", "unit_id"), trimmed.keySet(), "the expanded reference is shown");
+        assertEquals(Set.of("id", "object", "number"), expanded(trimmed, "unit_id", "trimmed").keySet());
+        GableObject updated = gable.leases().update(lease.id(), Map.of("rent", "120.00"), RecordOptions.expand("unit.property"));
+        assertEquals(0, new BigDecimal(updated.getString("rent")).compareTo(new BigDecimal("120")));
+        assertEquals(own.id(), expanded(expanded(updated, "unit_id", "update"), "property_id", "update's unit").id());
+        GableObject invoice = gable.invoices().create(Map.of(
+                "lease_id", lease.id(), "amount_due", "120.00", "currency", "USD", "due_date", "2027-01-01"));
+        GableObject opened = gable.invoices().action(invoice.id(), "open", null, null, RecordOptions.expand("lease.unit"));
+        assertEquals("open", opened.getString("status"));
+        assertEquals(RUN + "-E", expanded(expanded(opened, "lease_id", "action"), "unit_id", "action's lease").getString("number"));
+
+        InvalidRequestException unknown = assertThrows(InvalidRequestException.class,
+                () -> gable.leases().get(lease.id(), RecordOptions.expand("unit", "nope")));
+        assertEquals(400, unknown.status());
+        assertEquals("invalid_parameter", unknown.code());
+        assertEquals("expand[]", unknown.param());
+    }
+
     @Test
     void aRetriedTestPaymentPaysOnce() {
         // A test invoice paid safely twice: only an open invoice takes payments.

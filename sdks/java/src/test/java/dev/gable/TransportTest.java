@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 class TransportTest {
     record Answer(int status, Map<String, String> headers, String body) {}
 
-    record Seen(String method, String path, String query, Map<String, List<String>> headers) {
+    record Seen(String method, String path, String query, String rawQuery, Map<String, List<String>> headers) {
         String header(String name) {
             List<String> v = headers.get(name);
             return v == null ? null : v.get(0);
@@ -43,7 +43,8 @@ class TransportTest {
             exchange.getRequestBody().readAllBytes();
             String rawQuery = exchange.getRequestURI().getRawQuery();
             seen.add(new Seen(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
-                    rawQuery == null ? "" : URLDecoder.decode(rawQuery, StandardCharsets.UTF_8), exchange.getRequestHeaders()));
+                    rawQuery == null ? "" : URLDecoder.decode(rawQuery, StandardCharsets.UTF_8),
+                    rawQuery == null ? "" : rawQuery, exchange.getRequestHeaders()));
             Answer a;
             synchronized (script) {
                 a = script.size() > 1 ? script.poll() : script.peek(); // the last answer repeats
@@ -136,5 +137,39 @@ class TransportTest {
                 + "&sort=-start_date,number&fields[leases]=id,rent&limit=1";
         assertEquals(query, seen.get(0).query());
         assertEquals(query + "&cursor=c2", seen.get(1).query());
+    }
+
+    @Test
+    void expandIsARepeatedParameterOnEveryCallAndEveryPage() {
+        script.add(new Answer(200, Map.of(), "{\"data\":[{\"id\":\"a\"}],\"meta\":{\"has_more\":true,\"next_cursor\":\"c2\"}}"));
+        script.add(new Answer(200, Map.of(), "{\"data\":[{\"id\":\"b\"}],\"meta\":{\"has_more\":false,\"next_cursor\":null}}"));
+        script.add(new Answer(200, Map.of(), "{\"data\":{\"id\":\"x\",\"unit_id\":{\"id\":\"u\",\"object\":\"unit\"}}}"));
+        Gable gable = client().build();
+        ListParams params = ListParams.builder().filter("status", "active").expand("unit", "unit.property")
+                .fieldsOf("units", "number").limit(1).build();
+        assertEquals(List.of("a", "b"), gable.leases().list(params).stream().map(GableObject::id).toList());
+        RecordOptions both = RecordOptions.expand("unit", "unit.property");
+        GableObject lease = gable.leases().get("l1",
+                RecordOptions.builder().expand("unit").expand("unit.property").fieldsOf("leases", "rent").fieldsOf("units", "number", "bedrooms").build());
+        assertEquals("unit", lease.getObject("unit_id").getString("object"));
+        gable.leases().create(Map.of("rent", 1), "k-123456", both);
+        gable.leases().update("l1", Map.of("rent", 2), RecordOptions.expand("unit"));
+        gable.leases().action("l1", "send", null, null, both);
+        gable.payments().createTestPayment("succeeded", "1.00", "USD", Map.of(), null, RecordOptions.expand("invoice"));
+        gable.leases().get("l1", null);
+        gable.leases().get("l1");
+        String e = "expand%5B%5D=unit&expand%5B%5D=unit.property";
+        assertEquals(List.of(
+                "GET /v1/leases?filter%5Bstatus%5D=active&fields%5Bunits%5D=number&" + e + "&limit=1",
+                "GET /v1/leases?filter%5Bstatus%5D=active&fields%5Bunits%5D=number&" + e + "&limit=1&cursor=c2",
+                "GET /v1/leases/l1?fields%5Bleases%5D=rent&fields%5Bunits%5D=number%2Cbedrooms&" + e,
+                "POST /v1/leases?" + e,
+                "PATCH /v1/leases/l1?expand%5B%5D=unit",
+                "POST /v1/leases/l1/send?" + e,
+                "POST /v1/payments?expand%5B%5D=invoice",
+                "GET /v1/leases/l1?",
+                "GET /v1/leases/l1?"),
+                seen.stream().map(s -> s.method() + " " + s.path() + "?" + s.rawQuery()).toList());
+        assertEquals("k-123456", seen.get(3).header("Idempotency-Key"), "the key goes with expand");
     }
 }
