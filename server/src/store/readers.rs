@@ -142,4 +142,28 @@ mod tests {
         let c = conn.try_lock().unwrap();
         assert!(c.execute("INSERT INTO t VALUES (1)", []).is_err());
     }
+
+    /// A snapshot's unit of work dropped before its end (an error, a cancelled request)
+    /// must not hand its open transaction, and its old view of the database, to the next
+    /// read on the connection.
+    #[tokio::test]
+    async fn a_snapshot_left_open_is_rolled_back_before_the_next_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let writer = rusqlite::Connection::open(&path).unwrap();
+        writer.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1)").unwrap();
+        let pool = Readers::pool(path.to_str().unwrap(), 1).unwrap();
+        let count = |c: &rusqlite::Connection| c.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0)).unwrap();
+        {
+            let conn = pool.get().await.unwrap();
+            let c = conn.try_lock().unwrap();
+            c.execute_batch("BEGIN").unwrap();
+            assert_eq!(count(&c), 1);
+        }
+        writer.execute("INSERT INTO t VALUES (2)", []).unwrap();
+        let conn = pool.get().await.unwrap();
+        let c = conn.try_lock().unwrap();
+        assert!(c.is_autocommit(), "the connection came back in a transaction");
+        assert_eq!(count(&c), 2, "the next read sees the database as it is now");
+    }
 }
