@@ -11,6 +11,8 @@
 #   make bench-soak           bench/soak
 #   make bench-quick          bench/quick: the hot paths at small sizes, against bench/baseline.md (< 5 min)
 #   make bench-floor          bench/floor: Gable's reads beside the same reads with nothing of Gable in them
+#   make bench-embed          the flows' browser test alone, one backend after the other, holding
+#                             iframe creation to gable:ready to its budget (a quiet machine)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -20,7 +22,7 @@ SHELL := /bin/bash
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 ARGS ?=
 
-.PHONY: help install install-tools install-runtime-tools build release run watch test ci lint audit generate bench bench-quick bench-floor bench-writes bench-webhooks bench-payments bench-soak lint-scripts
+.PHONY: help install install-tools install-runtime-tools build release run watch test ci lint audit generate bench bench-quick bench-floor bench-writes bench-webhooks bench-payments bench-soak bench-embed lint-scripts
 
 help:
 	@echo "make run [ARGS=...]   install runtime tools, .ci/build-site --release, run target/release/gable serve ARGS"
@@ -141,3 +143,6 @@ bench-quick:
 
 bench-floor:
 	exec bash bench/floor
+
+bench-embed:
+	GABLE_EMBED_READY_BUDGET=1 GABLE_BROWSER_FILES=embed exec bash tests/browser/run.sh
