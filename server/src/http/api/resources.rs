@@ -12,6 +12,7 @@ use uuid::Uuid;
 use crate::domain::answer::Answer;
 use crate::domain::collections::collection;
 use crate::domain::list::ListQuery;
+use crate::domain::record::Record;
 use crate::domain::registry::{Collection, WriteOp};
 use crate::domain::scopes::Access;
 use crate::domain::workflow;
@@ -21,6 +22,7 @@ use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::http::idempotency::Idem;
 use crate::http::state::ApiState;
+use crate::ops::Work;
 
 fn resolve(name: &str) -> Result<&'static Collection> {
     collection(name).ok_or_else(|| Error::NotFound { message: format!("there is no collection named `{name}`"), param: None })
@@ -40,6 +42,13 @@ fn answer_of(c: &'static Collection, cred: &Principal, raw: Option<String>) -> R
     let answer = Answer::parse(c, &query_pairs(raw))?;
     cred.actor.require_expand(&answer.expand)?;
     Ok(answer)
+}
+
+/// A write's answer: the record as `answer` shapes it, its expansions read in the write's
+/// own transaction.
+async fn shaped(work: &mut Work, c: &'static Collection, rec: &Record, answer: &Answer) -> Result<serde_json::Value> {
+    let related = work.related(rec, &answer.expand).await?;
+    serde_json::to_value(rec.view_with(c, &answer.fields, &related)).map_err(Error::internal)
 }
 
 pub async fn list(State(st): State<ApiState>, cred: Principal, Path(resource): Path<String>, RawQuery(raw): RawQuery) -> Result<Response> {
@@ -81,8 +90,7 @@ pub async fn create(
     let JsonBody(body) = JsonBody::from_request(req, &()).await?;
     let mut work = st.app.ops.begin(&cred.actor).await?;
     let created = work.create(c, &body).await?;
-    let related = work.related(&created.record, &answer.expand).await?;
-    let mut data = serde_json::to_value(created.record.view_with(c, &answer.fields, &related)).map_err(Error::internal)?;
+    let mut data = shaped(&mut work, c, &created.record, &answer).await?;
     if let (Some(secret), Some(value)) = (c.secret, created.secret) {
         data[secret.field] = json!(value);
     }
@@ -103,8 +111,7 @@ pub async fn update(
     let JsonBody(body) = JsonBody::from_request(req, &()).await?;
     let mut work = st.app.ops.begin(&cred.actor).await?;
     let rec = work.update(c, id, &body).await?;
-    let related = work.related(&rec, &answer.expand).await?;
-    let data = serde_json::to_value(rec.view_with(c, &answer.fields, &related)).map_err(Error::internal)?;
+    let data = shaped(&mut work, c, &rec, &answer).await?;
     work.commit().await?;
     Ok(envelope::single(StatusCode::OK, c.object, data))
 }
@@ -155,8 +162,7 @@ pub async fn action(
     let body = action_body(req).await?;
     let mut work = st.app.ops.begin(&cred.actor).await?;
     let rec = work.act(c, machine, act, id, &body).await?;
-    let related = work.related(&rec, &answer.expand).await?;
-    let data = serde_json::to_value(rec.view_with(c, &answer.fields, &related)).map_err(Error::internal)?;
+    let data = shaped(&mut work, c, &rec, &answer).await?;
     idem.commit(work, StatusCode::OK, &envelope::single_value(c.object, data)).await
 }
 
