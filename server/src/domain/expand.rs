@@ -220,6 +220,12 @@ impl Related {
     pub fn of(&self, field: &str) -> Option<&RelatedPath> {
         self.paths.iter().find(|p| p.reference.field.name == field)
     }
+
+    /// Takes out what was found for reference `r`, if anything was.
+    pub fn take(&mut self, r: &Reference) -> Option<RelatedPath> {
+        let at = self.paths.iter().position(|p| std::ptr::eq(p.reference, r))?;
+        Some(self.paths.swap_remove(at))
+    }
 }
 
 /// The ids a reference of `rec` names: one, none, or (a list) several.

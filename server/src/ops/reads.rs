@@ -27,7 +27,7 @@ use crate::domain::registry::Collection;
 use crate::domain::scopes::Access;
 use crate::domain::{events, reports, webhooks};
 use crate::error::{Error, Result};
-use crate::store::{deliveries, records, Intent, Tx};
+use crate::store::{deliveries, expansions, records, Intent, Tx};
 
 /// A page of a list as its reader may see it, with the records its references expand
 /// to and the cursor of the next page.
@@ -87,10 +87,10 @@ impl Operations {
             return Ok(One { record, related: Related::default() });
         }
         self.store
-            .in_tenant(scope.tenant, scope.livemode, Intent::Snapshot, async |tx| {
-                let mut record = records::fetch(tx, scope, c, id, false).await?;
+            .in_tenant(scope.tenant, scope.livemode, intent(expand, scope), async |tx| {
+                let (mut record, joined) = expansions::record(tx, scope, c, id, expand).await?;
                 admit(actor, c, &mut record)?;
-                let related = related(tx, actor, scope, expand, &[&record]).await?;
+                let related = related(tx, actor, scope, expand, &[&record], joined).await?;
                 Ok(One { record, related })
             })
             .await
@@ -123,9 +123,9 @@ impl Operations {
             (self.store.list(scope, c, &q, after).await?, Related::default())
         } else {
             self.store
-                .in_tenant(scope.tenant, scope.livemode, Intent::Snapshot, async |tx| {
-                    let page = records::list_page(tx, scope, c, &q, after).await?;
-                    let related = related(tx, actor, scope, &expand, &page.records.iter().collect::<Vec<_>>()).await?;
+                .in_tenant(scope.tenant, scope.livemode, intent(&expand, scope), async |tx| {
+                    let (page, joined) = expansions::list_page(tx, scope, c, &q, after, &expand).await?;
+                    let related = related(tx, actor, scope, &expand, &page.records.iter().collect::<Vec<_>>(), joined).await?;
                     Ok((page, related))
                 })
                 .await?
@@ -180,7 +180,16 @@ impl Work {
         }
         let actor = self.actor();
         actor.require_expand(expand)?;
-        related(&mut self.tx, &actor, &self.scope, expand, &[rec]).await
+        related(&mut self.tx, &actor, &self.scope, expand, &[rec], Related::default()).await
+    }
+}
+
+/// How an expanded answer reads: one statement is a snapshot of its own; statements
+/// after it (a list of ids, read path by path) need a transaction that sees what it saw.
+fn intent(expand: &Expand, scope: &Scope) -> Intent {
+    match expansions::all_joinable(expand, scope) {
+        true => Intent::Read,
+        false => Intent::Snapshot,
     }
 }
 
@@ -200,26 +209,34 @@ fn admit(actor: &Actor, c: &Collection, rec: &mut Record) -> Result<()> {
     }
 }
 
-/// What `expand` brings to `records`: for each path, one statement reading every record
-/// its references name at once, then, below it, what those records expand to. A record
-/// the actor may not see (outside its properties, an event of a collection it may not
-/// read) is left out, so its reference stays an id.
+/// What `expand` brings to `records`: what the answer's own statement joined
+/// (`joined`, `store::expansions`), and for each path it could not join one statement
+/// reading every record its references name at once; then, below each path, what those
+/// records expand to. A record the actor may not see (outside its properties, an event
+/// of a collection it may not read) is left out, so its reference stays an id.
 fn related<'a>(
     tx: &'a mut Tx,
     actor: &'a Actor,
     scope: &'a Scope,
     expand: &'a Expand,
     records: &'a [&'a Record],
+    mut joined: Related,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Related>> + Send + 'a>> {
     Box::pin(async move {
         let mut out = Related::default();
         for p in &expand.paths {
             let r = p.reference;
-            let mut ids: Vec<Uuid> = records.iter().flat_map(|rec| expand::ids(rec, r)).collect();
-            ids.sort_unstable();
-            ids.dedup();
-            let mut found = std::collections::HashMap::with_capacity(ids.len());
-            for mut rec in records::by_ids(tx, scope, r.target, &ids).await? {
+            let (read, joined_below) = match joined.take(r) {
+                Some(path) => (path.records.into_values().collect(), path.then),
+                None => {
+                    let mut ids: Vec<Uuid> = records.iter().flat_map(|rec| expand::ids(rec, r)).collect();
+                    ids.sort_unstable();
+                    ids.dedup();
+                    (records::by_ids(tx, scope, r.target, &ids).await?, Related::default())
+                }
+            };
+            let mut found = std::collections::HashMap::with_capacity(read.len());
+            for mut rec in read {
                 if admit(actor, r.target, &mut rec).is_ok() {
                     found.insert(rec.id, rec);
                 }
@@ -228,7 +245,7 @@ fn related<'a>(
                 Related::default()
             } else {
                 let below: Vec<&Record> = found.values().collect();
-                related(tx, actor, scope, &p.then, &below).await?
+                related(tx, actor, scope, &p.then, &below, joined_below).await?
             };
             out.paths.push(RelatedPath { reference: r, records: found, then });
         }

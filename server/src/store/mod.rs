@@ -20,6 +20,7 @@ pub mod count;
 pub mod data_dir;
 pub mod deliveries;
 pub mod events;
+pub mod expansions;
 pub mod flow_tokens;
 pub mod idempotency;
 pub mod keys;

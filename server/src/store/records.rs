@@ -26,12 +26,22 @@ fn col(name: &str) -> Expr {
 
 /// The tenant and environment condition every statement on a collection carries.
 fn tenant_cond(scope: &Scope) -> Cond {
+    tenant_cond_on(scope, col)
+}
+
+/// [`tenant_cond`] on columns named by `col` (qualified by a table, in a join).
+pub(super) fn tenant_cond_on(scope: &Scope, col: impl Fn(&str) -> Expr) -> Cond {
     Cond::all().add(col("tenant_id").eq(scope.tenant)).add(col("livemode").eq(scope.livemode))
 }
 
 /// What a property-constrained credential may see of a collection, or `None` when it
 /// may see nothing (tenant-wide records).
 fn property_cond(c: &Collection, scope: &Scope) -> Option<Cond> {
+    property_cond_on(c, scope, col)
+}
+
+/// [`property_cond`] on columns named by `col` (qualified by a table, in a join).
+pub(super) fn property_cond_on(c: &Collection, scope: &Scope, col: impl Fn(&str) -> Expr) -> Option<Cond> {
     let Some(props) = &scope.properties else { return Some(Cond::all()) };
     let values: Vec<Value> = props.iter().map(|p| Value::from(*p)).collect();
     match c.property {
@@ -42,7 +52,7 @@ fn property_cond(c: &Collection, scope: &Scope) -> Option<Cond> {
 }
 
 /// The columns a record is read from, in the order [`decode_from`] reads them by.
-fn columns(c: &Collection) -> Vec<Alias> {
+pub(super) fn columns(c: &Collection) -> Vec<Alias> {
     let mut v: Vec<Alias> = stored_system_fields().map(Alias::new).collect();
     if c.metadata {
         v.push(Alias::new("metadata"));
@@ -58,7 +68,7 @@ fn decode(c: &Collection, row: &Row) -> Result<Record> {
 
 /// A record from a row whose columns are [`columns`] from position `first` on: read by
 /// position, not by name (a list page reads hundreds of values).
-fn decode_from(c: &Collection, row: &Row, first: usize) -> Result<Record> {
+pub(super) fn decode_from(c: &Collection, row: &Row, first: usize) -> Result<Record> {
     let missing = || Error::internal(anyhow::anyhow!("row of {} lacks a system column", c.name));
     // `columns`: id, livemode, created_at, updated_at, then metadata where kept, then the fields.
     let fields = first + 4 + usize::from(c.metadata);
@@ -160,9 +170,19 @@ impl Store {
 
 /// One page of a list, as `q` asks, after the row whose sort values are `after`.
 pub async fn list_page(tx: &mut Tx, scope: &Scope, c: &'static Collection, q: &ListQuery, after: Option<Vec<Val>>) -> Result<Page> {
-    let Some(prop) = property_cond(c, scope) else {
+    let Some(sel) = page_select(scope, c, q, after) else {
         return Ok(Page { records: vec![], has_more: false });
     };
+    let rows = tx.fetch_all(&sel).await?;
+    let has_more = rows.len() > q.limit as usize;
+    let records = rows.iter().take(q.limit as usize).map(|r| decode(c, r)).collect::<Result<Vec<_>>>()?;
+    Ok(Page { records, has_more })
+}
+
+/// The statement of a page: its records and one more (which says whether there are
+/// more), or `None` when the scope sees nothing of `c`.
+pub(super) fn page_select(scope: &Scope, c: &'static Collection, q: &ListQuery, after: Option<Vec<Val>>) -> Option<SelectStatement> {
+    let prop = property_cond(c, scope)?;
     let mut sel = Query::select();
     sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop);
     for f in &q.filters {
@@ -175,10 +195,15 @@ pub async fn list_page(tx: &mut Tx, scope: &Scope, c: &'static Collection, q: &L
         sel.order_by(Alias::new(k.field.name), if k.desc { Order::Desc } else { Order::Asc });
     }
     sel.limit(q.limit as u64 + 1);
-    let rows = tx.fetch_all(&sel).await?;
-    let has_more = rows.len() > q.limit as usize;
-    let records = rows.iter().take(q.limit as usize).map(|r| decode(c, r)).collect::<Result<Vec<_>>>()?;
-    Ok(Page { records, has_more })
+    Some(sel)
+}
+
+/// The statement of one record by id, or `None` when the scope sees nothing of `c`.
+pub(super) fn record_select(scope: &Scope, c: &'static Collection, id: Uuid) -> Option<SelectStatement> {
+    let prop = property_cond(c, scope)?;
+    let mut sel = Query::select();
+    sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop).and_where(col("id").eq(id));
+    Some(sel)
 }
 
 /// The records of `c` with these ids that the scope reaches, in no particular order, in
