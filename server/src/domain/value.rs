@@ -1,6 +1,6 @@
 //! Typed field values, and their conversion from and to JSON.
 
-use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, NaiveTime, SecondsFormat, Timelike, Utc};
 use serde_json::{Map, Number, Value as Json};
 use uuid::Uuid;
 
@@ -55,7 +55,66 @@ impl Val {
 
 /// RFC 3339 UTC with microseconds: fixed width, so its text order is its time order.
 pub fn format_datetime(t: &DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+    match datetime_text(t) {
+        Some(b) => b.iter().map(|&c| c as char).collect(),
+        None => t.to_rfc3339_opts(SecondsFormat::Micros, true),
+    }
+}
+
+/// [`format_datetime`]'s text on the stack, for years 0 to 9999 (every time Gable keeps):
+/// a page renders two or more per record, and formatting through `chrono` was a tenth of
+/// rendering one. `None` for a time outside them (or a leap second), which `chrono` writes.
+fn datetime_text(t: &DateTime<Utc>) -> Option<[u8; 27]> {
+    let micros = t.nanosecond() / 1_000;
+    if !(0..=9999).contains(&t.year()) || micros >= 1_000_000 {
+        return None;
+    }
+    let mut b = *b"0000-00-00T00:00:00.000000Z";
+    digits(&mut b[0..4], t.year() as u32);
+    digits(&mut b[5..7], t.month());
+    digits(&mut b[8..10], t.day());
+    digits(&mut b[11..13], t.hour());
+    digits(&mut b[14..16], t.minute());
+    digits(&mut b[17..19], t.second());
+    digits(&mut b[20..26], micros);
+    Some(b)
+}
+
+/// `YYYY-MM-DD` on the stack, for years 0 to 9999.
+fn date_text(d: &NaiveDate) -> Option<[u8; 10]> {
+    if !(0..=9999).contains(&d.year()) {
+        return None;
+    }
+    let mut b = *b"0000-00-00";
+    digits(&mut b[0..4], d.year() as u32);
+    digits(&mut b[5..7], d.month());
+    digits(&mut b[8..10], d.day());
+    Some(b)
+}
+
+/// Writes `v` into `out` in decimal, zero-padded to its width.
+fn digits(out: &mut [u8], mut v: u32) {
+    for b in out.iter_mut().rev() {
+        *b = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+}
+
+/// A time in its JSON form ([`format_datetime`]'s text), serialised without a `String`.
+pub struct TimeView<'a>(pub &'a DateTime<Utc>);
+
+impl serde::Serialize for TimeView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match datetime_text(self.0) {
+            Some(b) => ascii(s, &b),
+            None => s.serialize_str(&format_datetime(self.0)),
+        }
+    }
+}
+
+/// Serialises ASCII text made on the stack.
+fn ascii<S: serde::Serializer>(s: S, text: &[u8]) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(std::str::from_utf8(text).map_err(serde::ser::Error::custom)?)
 }
 
 /// The number of decimals a currency's amounts have (ISO 4217 minor unit).
@@ -237,11 +296,21 @@ impl serde::Serialize for JsonView<'_> {
             // Non-finite numbers are never stored; JSON has no form for them.
             Val::Num(f) if !f.is_finite() => s.serialize_none(),
             Val::Num(f) => s.serialize_f64(*f),
-            Val::Money(m) => money_json(*m, self.1).serialize(s),
+            Val::Money(m) => {
+                // A whole amount is an integer in major units: no decimal text to make.
+                let scale = 10_i64.pow(self.1.and_then(currency_exponent).unwrap_or(2));
+                match m % scale {
+                    0 => s.serialize_i64(m / scale),
+                    _ => money_json(*m, self.1).serialize(s),
+                }
+            }
             Val::Bool(b) => s.serialize_bool(*b),
-            // NaiveDate displays as YYYY-MM-DD.
-            Val::Date(d) => s.collect_str(d),
-            Val::DateTime(t) => s.serialize_str(&format_datetime(t)),
+            Val::Date(d) => match date_text(d) {
+                Some(b) => ascii(s, &b),
+                // NaiveDate displays as YYYY-MM-DD.
+                None => s.collect_str(d),
+            },
+            Val::DateTime(t) => TimeView(t).serialize(s),
             Val::Uuid(u) => u.serialize(s),
             Val::Json(j) => j.serialize(s),
         }
@@ -253,11 +322,35 @@ pub fn parse_date(s: &str) -> Option<NaiveDate> {
     if s.len() != 10 {
         return None;
     }
+    let b = s.as_bytes();
+    if b[4] == b'-' && b[7] == b'-' {
+        if let (Some(y), Some(m), Some(d)) = (number(&b[0..4]), number(&b[5..7]), number(&b[8..10])) {
+            return NaiveDate::from_ymd_opt(y as i32, m, d);
+        }
+    }
     s.parse().ok()
 }
 
 pub fn parse_datetime(s: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
+    stored_datetime(s).or_else(|| DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc)))
+}
+
+/// A time in the form Gable writes ([`format_datetime`]), read without `chrono`'s
+/// general parser: every stored time is read this way. Anything else is `None`.
+fn stored_datetime(s: &str) -> Option<DateTime<Utc>> {
+    let b = s.as_bytes();
+    let form = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':'), (19, b'.'), (26, b'Z')];
+    if b.len() != 27 || form.iter().any(|&(i, c)| b[i] != c) {
+        return None;
+    }
+    let date = NaiveDate::from_ymd_opt(number(&b[0..4])? as i32, number(&b[5..7])?, number(&b[8..10])?)?;
+    let time = NaiveTime::from_hms_micro_opt(number(&b[11..13])?, number(&b[14..16])?, number(&b[17..19])?, number(&b[20..26])?)?;
+    Some(date.and_time(time).and_utc())
+}
+
+/// ASCII digits as a number; `None` for anything else.
+fn number(b: &[u8]) -> Option<u32> {
+    b.iter().try_fold(0u32, |n, &c| c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0')))
 }
 
 /// Whether text holds only the characters a URI may (RFC 3986: unreserved, reserved and
@@ -499,6 +592,45 @@ fn shape_check(p: &str, shape: JsonShape, raw: &Json) -> Result<Json> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_fast_forms_of_times_and_dates_are_chronos() {
+        use chrono::TimeZone;
+        let times = [
+            Utc.with_ymd_and_hms(2026, 11, 29, 9, 5, 7).unwrap(),
+            Utc.with_ymd_and_hms(1, 1, 1, 0, 0, 0).unwrap() + chrono::Duration::microseconds(1),
+            Utc.with_ymd_and_hms(9999, 12, 31, 23, 59, 59).unwrap() + chrono::Duration::nanoseconds(999_999_999),
+            Utc.timestamp_opt(1_780_000_000, 123_456_789).unwrap(),
+        ];
+        for t in times {
+            let chrono_text = t.to_rfc3339_opts(SecondsFormat::Micros, true);
+            assert_eq!(format_datetime(&t), chrono_text);
+            assert_eq!(serde_json::to_string(&JsonView(&Val::DateTime(t), None)).unwrap(), format!("\"{chrono_text}\""));
+            let back = parse_datetime(&chrono_text).unwrap();
+            assert_eq!(Some(back), DateTime::parse_from_rfc3339(&chrono_text).ok().map(|t| t.with_timezone(&Utc)));
+            assert_eq!(stored_datetime(&chrono_text), Some(back), "{chrono_text} is read by the fast path");
+            let d = t.date_naive();
+            assert_eq!(serde_json::to_string(&JsonView(&Val::Date(d), None)).unwrap(), format!("\"{d}\""));
+            assert_eq!(parse_date(&d.to_string()), Some(d));
+        }
+        // Beyond the fast forms, chrono still answers (and refuses) as it did.
+        let far = Utc.with_ymd_and_hms(12026, 1, 1, 0, 0, 0).unwrap();
+        assert_eq!(format_datetime(&far), far.to_rfc3339_opts(SecondsFormat::Micros, true));
+        assert_eq!(parse_datetime("2026-11-29T10:00:00+02:00"), Some(Utc.with_ymd_and_hms(2026, 11, 29, 8, 0, 0).unwrap()));
+        assert_eq!(parse_datetime("2026-02-30T10:00:00.000000Z"), None);
+        assert_eq!(parse_datetime("2026-11-29T1a:00:00.000000Z"), None);
+        assert_eq!(parse_date("2026-02-30"), None);
+        assert_eq!(parse_date("2026-1a-01"), None);
+    }
+
+    #[test]
+    fn whole_and_fractional_amounts_render_as_before() {
+        for (minor, currency) in [(206_700, "USD"), (125_050, "USD"), (-500, "USD"), (0, "USD"), (1_234, "JPY"), (1_500, "KWD"), (7, "KWD")]
+        {
+            let view = serde_json::to_string(&JsonView(&Val::Money(minor), Some(currency))).unwrap();
+            assert_eq!(view, money_json(minor, Some(currency)).to_string(), "{minor} {currency}");
+        }
+    }
+
     use super::*;
     use serde_json::json;
 

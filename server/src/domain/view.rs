@@ -9,7 +9,7 @@ use super::answer::Fieldsets;
 use super::expand::{self, Related, RelatedPath};
 use super::record::Record;
 use super::registry::Collection;
-use super::value::{format_datetime, JsonView};
+use super::value::{JsonView, TimeView};
 
 impl Record {
     /// Renders the record as a JSON value; `fields` limits it to a sparse fieldset
@@ -72,10 +72,10 @@ impl Serialize for RecordView<'_> {
             m.serialize_entry("livemode", &r.livemode)?;
         }
         if want("created_at") {
-            m.serialize_entry("created_at", &format_datetime(&r.created_at))?;
+            m.serialize_entry("created_at", &TimeView(&r.created_at))?;
         }
         if want("updated_at") {
-            m.serialize_entry("updated_at", &format_datetime(&r.updated_at))?;
+            m.serialize_entry("updated_at", &TimeView(&r.updated_at))?;
         }
         let currency = r.currency();
         for f in c.fields {

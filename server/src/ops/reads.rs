@@ -11,8 +11,9 @@
 //!
 //! Expansions (`domain::expand`) read like the records they expand: each path needs the
 //! read scope of its collection (a `403` naming the path before anything is read), each
-//! record it brings passes the rules above and the actor's reach, and one statement reads
-//! a path for every record of the answer, in the same snapshot as the answer itself.
+//! record it brings passes the rules above and the actor's reach. The answer's own
+//! statement joins its single references (`store::expansions`); a list of ids is read
+//! for every record of the answer at once, in the same snapshot as the answer itself.
 
 use serde_json::Value as Json;
 use uuid::Uuid;

@@ -1,6 +1,6 @@
-//! Counting the statements a piece of work runs: how the tests hold a read to "one
-//! statement per expanded path", and not one per record. Outside [`counted`] nothing is
-//! counted (a task-local lookup that finds nothing).
+//! Counting the statements a piece of work runs: how the tests hold an expanded read to
+//! its statements (one, or one more per list of ids), and not one per record. Outside
+//! [`counted`] nothing is counted (a task-local lookup that finds nothing).
 
 use std::cell::Cell;
 use std::future::Future;
