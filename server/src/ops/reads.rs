@@ -227,21 +227,17 @@ fn related<'a>(
         let mut out = Related::default();
         for p in &expand.paths {
             let r = p.reference;
-            let (read, joined_below) = match joined.take(r) {
-                Some(path) => (path.records.into_values().collect(), path.then),
+            let (mut found, joined_below) = match joined.take(r) {
+                Some(path) => (path.records, path.then),
                 None => {
                     let mut ids: Vec<Uuid> = records.iter().flat_map(|rec| expand::ids(rec, r)).collect();
                     ids.sort_unstable();
                     ids.dedup();
-                    (records::by_ids(tx, scope, r.target, &ids).await?, Related::default())
+                    let read = records::by_ids(tx, scope, r.target, &ids).await?;
+                    (read.into_iter().map(|rec| (rec.id, rec)).collect(), Related::default())
                 }
             };
-            let mut found = std::collections::HashMap::with_capacity(read.len());
-            for mut rec in read {
-                if admit(actor, r.target, &mut rec).is_ok() {
-                    found.insert(rec.id, rec);
-                }
-            }
+            found.retain(|_, rec| admit(actor, r.target, rec).is_ok());
             let then = if p.then.is_empty() {
                 Related::default()
             } else {

@@ -14,13 +14,13 @@ use std::collections::HashMap;
 use sea_query::{Alias, Expr, JoinType, Order, Query, SelectStatement};
 use uuid::Uuid;
 
-use super::records::{columns, decode_from, page_select, property_cond_on, record_select, tenant_cond_on, Page};
+use super::records::{columns, decode_from, page_select, property_cond_on, record_select, sees_any, tenant_cond_on, Page};
 use super::Tx;
 use crate::domain::expand::{Expand, Reference, Related, RelatedPath};
 use crate::domain::list::{ListQuery, SortKey};
 use crate::domain::reach::Scope;
 use crate::domain::record::Record;
-use crate::domain::registry::{Collection, PropertyPath};
+use crate::domain::registry::Collection;
 use crate::domain::value::Val;
 use crate::error::{Error, Result};
 
@@ -29,7 +29,7 @@ const BASE: &str = "t0";
 
 /// Whether a path is read in the join: a single reference to a collection the scope sees.
 pub fn joinable(r: &Reference, scope: &Scope) -> bool {
-    !r.many && (scope.properties.is_none() || !matches!(r.target.property, PropertyPath::None))
+    !r.many && sees_any(r.target, scope)
 }
 
 /// Whether every path of `expand` is read in the join: the answer is then one statement,

@@ -45,10 +45,26 @@ pub(super) fn property_cond_on(c: &Collection, scope: &Scope, col: impl Fn(&str)
     let Some(props) = &scope.properties else { return Some(Cond::all()) };
     let values: Vec<Value> = props.iter().map(|p| Value::from(*p)).collect();
     match c.property {
+        // What `sees_any` says.
         PropertyPath::None => None,
         PropertyPath::SelfId => Some(Cond::all().add(col("id").is_in(values))),
         PropertyPath::Direct | PropertyPath::Via(_) => Some(Cond::all().add(col("property_id").is_in(values))),
     }
+}
+
+/// Whether the scope may see any record of `c`: [`property_cond`] is `None` exactly when
+/// it may not (a property-constrained credential and a tenant-wide collection).
+pub(super) fn sees_any(c: &Collection, scope: &Scope) -> bool {
+    scope.properties.is_none() || !matches!(c.property, PropertyPath::None)
+}
+
+/// The records of `c` the scope sees, every column of them, or `None` when it sees none:
+/// what a read of whole records starts from.
+fn scoped_select(c: &Collection, scope: &Scope) -> Option<SelectStatement> {
+    let prop = property_cond(c, scope)?;
+    let mut sel = Query::select();
+    sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop);
+    Some(sel)
 }
 
 /// The columns a record is read from, in the order [`decode_from`] reads them by.
@@ -182,9 +198,7 @@ pub async fn list_page(tx: &mut Tx, scope: &Scope, c: &'static Collection, q: &L
 /// The statement of a page: its records and one more (which says whether there are
 /// more), or `None` when the scope sees nothing of `c`.
 pub(super) fn page_select(scope: &Scope, c: &'static Collection, q: &ListQuery, after: Option<Vec<Val>>) -> Option<SelectStatement> {
-    let prop = property_cond(c, scope)?;
-    let mut sel = Query::select();
-    sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop);
+    let mut sel = scoped_select(c, scope)?;
     for f in &q.filters {
         sel.and_where(filter_expr(f));
     }
@@ -200,9 +214,8 @@ pub(super) fn page_select(scope: &Scope, c: &'static Collection, q: &ListQuery, 
 
 /// The statement of one record by id, or `None` when the scope sees nothing of `c`.
 pub(super) fn record_select(scope: &Scope, c: &'static Collection, id: Uuid) -> Option<SelectStatement> {
-    let prop = property_cond(c, scope)?;
-    let mut sel = Query::select();
-    sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop).and_where(col("id").eq(id));
+    let mut sel = scoped_select(c, scope)?;
+    sel.and_where(col("id").eq(id));
     Some(sel)
 }
 
@@ -210,16 +223,11 @@ pub(super) fn record_select(scope: &Scope, c: &'static Collection, id: Uuid) -> 
 /// one statement (an expansion's: every reference of a page at once). Ids it does not
 /// reach, or that name nothing, are left out.
 pub async fn by_ids(tx: &mut Tx, scope: &Scope, c: &'static Collection, ids: &[Uuid]) -> Result<Vec<Record>> {
-    let Some(prop) = property_cond(c, scope) else { return Ok(vec![]) };
+    let Some(mut sel) = scoped_select(c, scope) else { return Ok(vec![]) };
     if ids.is_empty() {
         return Ok(vec![]);
     }
-    let mut sel = Query::select();
-    sel.columns(columns(c))
-        .from(Alias::new(c.table))
-        .cond_where(tenant_cond(scope))
-        .cond_where(prop)
-        .and_where(col("id").is_in(ids.iter().copied()));
+    sel.and_where(col("id").is_in(ids.iter().copied()));
     tx.fetch_all(&sel).await?.iter().map(|r| decode(c, r)).collect()
 }
 
@@ -332,9 +340,7 @@ pub async fn fetch(tx: &mut Tx, scope: &Scope, c: &'static Collection, id: Uuid,
 /// signatures of this lease"). Not locked: callers lock the parent record first, which
 /// orders concurrent writers without deadlocks. Callers keep the sets small.
 pub async fn find(tx: &mut Tx, scope: &Scope, c: &'static Collection, equal: &[(&str, Val)]) -> Result<Vec<Record>> {
-    let Some(prop) = property_cond(c, scope) else { return Ok(vec![]) };
-    let mut sel = Query::select();
-    sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop);
+    let Some(mut sel) = scoped_select(c, scope) else { return Ok(vec![]) };
     for (name, v) in equal {
         let ty = crate::domain::list::lookup(c, name).map(|f| f.ty).unwrap_or(Ty::Text);
         sel.and_where(col(name).eq(Expr::val(bind(ty, v))));
