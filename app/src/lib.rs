@@ -61,6 +61,12 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("connected-apps") view=pages::oauth::ConnectedAppsPage/>
                     <Route path=path!("sandbox") view=pages::sandbox::SandboxPage/>
                     <Route path=path!("team") view=pages::team::TeamPage/>
+                    // The portfolio: every collection of the areas, after the pages above,
+                    // whose names are no collection's (`accounts::records::ELSEWHERE`).
+                    <Route path=path!(":collection") view=pages::records::ListPage/>
+                    <Route path=path!(":collection/new") view=pages::record_form::NewRecordPage/>
+                    <Route path=path!(":collection/:id") view=pages::records::RecordPage/>
+                    <Route path=path!(":collection/:id/edit") view=pages::record_form::EditRecordPage/>
                 </ParentRoute>
             </Routes>
         </Router>

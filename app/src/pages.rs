@@ -11,6 +11,8 @@ use leptos_router::components::A;
 pub mod components;
 pub mod console;
 pub mod oauth;
+pub mod record_form;
+pub mod records;
 pub mod sandbox;
 pub mod service_accounts;
 pub mod sign_in;

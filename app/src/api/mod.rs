@@ -7,6 +7,7 @@
 //! `Caller`).
 
 mod oauth;
+mod records;
 mod sandbox;
 mod service_accounts;
 mod sessions;
@@ -14,6 +15,7 @@ mod team;
 mod webhooks;
 
 pub use oauth::*;
+pub use records::*;
 pub use sandbox::*;
 pub use service_accounts::*;
 pub use sessions::*;
@@ -22,6 +24,9 @@ pub use webhooks::*;
 
 #[cfg(feature = "ssr")]
 pub use ssr::{session_token_in, Caller, ConsoleConfig};
+
+/// Sets the field a form's refusal names apart from its message (`ssr::form_error`).
+pub const FIELD_MARK: char = '\u{1}';
 
 #[cfg(feature = "ssr")]
 mod ssr {
@@ -88,6 +93,17 @@ mod ssr {
 
     pub fn error(e: ConsoleError) -> ServerFnError {
         ServerFnError::ServerError(e.to_string())
+    }
+
+    /// Like `error`, keeping the field a refusal names, so a form shows the message next
+    /// to it (`pages::components::field_error` reads it back).
+    pub fn form_error(e: ConsoleError) -> ServerFnError {
+        match e {
+            ConsoleError::Invalid { field, message } if !field.is_empty() => {
+                ServerFnError::ServerError(format!("{}{field}{}{message}", super::FIELD_MARK, super::FIELD_MARK))
+            }
+            other => error(other),
+        }
     }
 
     /// The signed-in user, or an error that sends the browser to sign in.

@@ -6,12 +6,21 @@ use leptos::server_fn::ServerFnError;
 
 use crate::service::Me;
 
-/// A server function's error in words (without the framework's prefix).
+/// A server function's error in words (without the framework's prefix, or the field a
+/// form's refusal names).
 pub(crate) fn err_text(e: &ServerFnError) -> String {
     match e {
-        ServerFnError::ServerError(m) => m.clone(),
+        ServerFnError::ServerError(m) => field_error(e).map_or_else(|| m.clone(), |(_, message)| message),
         other => other.to_string(),
     }
+}
+
+/// The field a form's refusal names, and its message (`api::ssr::form_error`).
+pub(crate) fn field_error(e: &ServerFnError) -> Option<(String, String)> {
+    let ServerFnError::ServerError(m) = e else { return None };
+    let rest = m.strip_prefix(crate::api::FIELD_MARK)?;
+    let (field, message) = rest.split_once(crate::api::FIELD_MARK)?;
+    Some((field.to_string(), message.to_string()))
 }
 
 /// A resource's list: "Loading…" while it loads (the old list stays shown while it

@@ -22,6 +22,7 @@ pub fn ConsoleLayout() -> impl IntoView {
                 let (csrf_env, csrf_out) = (me.csrf.clone(), me.csrf.clone());
                 let env_class = if me.livemode { "env-banner live" } else { "env-banner test" };
                 view! {
+                    <a class="skip" href="#main">"Skip to the page"</a>
                     <div class=env_class>
                         {if me.livemode { "Live data" } else { "Test data: nothing here touches real residents or money" }}
                     </div>
@@ -52,11 +53,44 @@ pub fn ConsoleLayout() -> impl IntoView {
                             </ActionForm>
                         </div>
                     </header>
-                    <main class="page">
-                        <Outlet/>
-                    </main>
+                    <div class="console-body">
+                        <AreasNav/>
+                        <main class="page" id="main">
+                            <Outlet/>
+                        </main>
+                    </div>
                 }
                 .into_any()
+            })}
+        </Suspense>
+    }
+}
+
+/// The portfolio's navigation: each area with the collections the role may read.
+#[component]
+fn AreasNav() -> impl IntoView {
+    let areas = Resource::new(|| (), |_| console_areas());
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                let areas = areas.await.unwrap_or_default();
+                (!areas.is_empty()).then(|| view! {
+                    <nav class="sidebar" aria-label="Portfolio" id="areas-nav">
+                        {areas.into_iter().map(|a| {
+                            let heading = format!("area-{}", a.name.to_lowercase());
+                            view! {
+                                <section aria-labelledby=heading.clone()>
+                                    <h2 id=heading.clone()>{a.name.clone()}</h2>
+                                    <ul>
+                                        {a.collections.into_iter().map(|c| view! {
+                                            <li><A href=format!("/console/{}", c.name)>{c.label}</A></li>
+                                        }).collect_view()}
+                                    </ul>
+                                </section>
+                            }
+                        }).collect_view()}
+                    </nav>
+                })
             })}
         </Suspense>
     }

@@ -10,6 +10,7 @@
 //! errors (`ConsoleError`) and the `Console` that holds the areas' services.
 
 mod oauth;
+mod records;
 mod sandbox;
 mod service_accounts;
 mod sessions;
@@ -17,6 +18,7 @@ mod team;
 mod webhooks;
 
 pub use oauth::*;
+pub use records::*;
 pub use sandbox::*;
 pub use service_accounts::*;
 pub use sessions::*;
@@ -127,18 +129,20 @@ mod ssr {
         pub webhooks: Arc<dyn Webhooks>,
         pub sandbox: Arc<dyn Sandbox>,
         pub oauth_apps: Arc<dyn OAuthApps>,
+        pub records: Arc<dyn Records>,
     }
 
     impl Console {
         /// Every area served by one implementation (the server's `ConsoleService`).
-        pub fn of<S: Sessions + ServiceAccounts + Team + Webhooks + Sandbox + OAuthApps>(service: Arc<S>) -> Self {
+        pub fn of<S: Sessions + ServiceAccounts + Team + Webhooks + Sandbox + OAuthApps + Records>(service: Arc<S>) -> Self {
             Console {
                 sessions: service.clone(),
                 service_accounts: service.clone(),
                 team: service.clone(),
                 webhooks: service.clone(),
                 sandbox: service.clone(),
-                oauth_apps: service,
+                oauth_apps: service.clone(),
+                records: service,
             }
         }
     }

@@ -18,9 +18,12 @@
 //! - `webhooks`: webhook subscriptions and their delivery register (`Webhooks`)
 //! - `sandbox`: resetting the tenant's sandbox, and the demo portfolio (`Sandbox`)
 //! - `oauth_apps`: OAuth apps and the apps users connected (`OAuthApps`)
+//! - `records`: the portfolio: every collection of the console's areas, read and written
+//!   by staff through the operations (`Records`)
 
 pub mod oauth_apps;
 pub mod passwords;
+pub mod records;
 mod sandbox;
 mod service_accounts;
 pub mod sessions;

@@ -182,7 +182,7 @@ pub static COLLECTIONS: &[Collection] = &[
         fields: &[
             f("unit_id", Ref("units")).required().create_only().filter(),
             derived_property(),
-            f("title", Str { max: 200 }).required(),
+            f("title", Str { max: 200 }).required().filter(),
             f("description", Text),
             f("rent", Money).required().filter(),
             f("deposit", Money),
@@ -445,7 +445,7 @@ pub static COLLECTIONS: &[Collection] = &[
         fields: &[
             property_ref(),
             f("unit_id", Ref("units")).filter(),
-            f("title", Str { max: 200 }).required(),
+            f("title", Str { max: 200 }).required().filter(),
             f("description", Text),
             f("category", Enum(&["plumbing", "electrical", "hvac", "appliance", "structural", "pest", "cleaning", "other"])).default(D::Str("other")).sort(),
             f("priority", Enum(&["low", "normal", "high", "emergency"])).default(D::Str("normal")).sort(),
@@ -532,7 +532,7 @@ pub static COLLECTIONS: &[Collection] = &[
         name: "tasks", object: "task", table: "tasks",
         doc: "A to-do for staff.",
         fields: &[
-            f("title", Str { max: 200 }).required(),
+            f("title", Str { max: 200 }).required().filter(),
             f("description", Text),
             f("assignee_id", Ref("users")).filter(),
             f("property_id", Ref("properties")).create_only().filter(),
@@ -550,7 +550,7 @@ pub static COLLECTIONS: &[Collection] = &[
             f("direction", Enum(&["inbound", "outbound"])).required().sort(),
             f("sender_name", Str { max: 200 }),
             f("recipient", Str { max: 320 }),
-            f("subject", Str { max: 300 }),
+            f("subject", Str { max: 300 }).filter(),
             f("body", Text).required(),
             f("property_id", Ref("properties")).create_only().filter(),
         ],

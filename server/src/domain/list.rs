@@ -14,6 +14,13 @@ pub const DEFAULT_LIMIT: u32 = 25;
 pub const MAX_LIMIT: u32 = 100;
 /// Keys a `sort` may list.
 pub const MAX_SORT_KEYS: usize = 4;
+/// The longest text a `contains` filter searches for.
+pub const MAX_CONTAINS: usize = 100;
+
+/// Whether `contains` searches a field: free text, not codes (an enum, a currency).
+pub fn is_text(f: &Field) -> bool {
+    matches!(f.ty, Ty::Str { .. } | Ty::Text | Ty::Email | Ty::Url)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -26,10 +33,12 @@ pub enum Op {
     In,
     Nin,
     Exists,
+    /// Holds the text, ignoring case (text fields): what a quick search asks.
+    Contains,
 }
 
 impl Op {
-    pub const ALL: &'static [&'static str] = &["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"];
+    pub const ALL: &'static [&'static str] = &["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists", "contains"];
 
     fn parse(s: &str) -> Option<Op> {
         Some(match s {
@@ -42,6 +51,7 @@ impl Op {
             "in" => Op::In,
             "nin" => Op::Nin,
             "exists" => Op::Exists,
+            "contains" => Op::Contains,
             _ => return None,
         })
     }
@@ -271,6 +281,15 @@ fn parse_filter_values(k: &str, field: &'static Field, op: Op, raw: &str, curren
     let parts: Vec<&str> = if matches!(op, Op::In | Op::Nin) { raw.split(',').collect() } else { vec![raw] };
     if parts.len() > 100 {
         return Err(Error::parameter(k, "at most 100 values"));
+    }
+    if op == Op::Contains {
+        if !is_text(field) {
+            return Err(Error::parameter(k, format!("`{}` is not text: `contains` searches text fields only", field.name)));
+        }
+        if raw.is_empty() || raw.chars().count() > MAX_CONTAINS {
+            return Err(Error::parameter(k, format!("must be 1 to {MAX_CONTAINS} characters")));
+        }
+        return Ok(vec![Val::Str(raw.to_string())]);
     }
     let ordered = matches!(op, Op::Gt | Op::Gte | Op::Lt | Op::Lte);
     if ordered && matches!(field.ty, Ty::Enum(_) | Ty::Bool | Ty::Ref(_) | Ty::Uuid | Ty::Email | Ty::Currency) && field.name != "id" {

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use sea_query::{Alias, Cond, Expr, Order, Query, SelectStatement, SimpleExpr, Value};
+use sea_query::{Alias, Cond, Expr, Func, LikeExpr, Order, Query, SelectStatement, SimpleExpr, Value};
 use uuid::Uuid;
 
 use super::sql::insert_row;
@@ -160,6 +160,14 @@ fn filter_expr(f: &crate::domain::list::Filter) -> SimpleExpr {
             } else {
                 c().is_null()
             }
+        }
+        // Both sides lowered (SQLite's `lower` folds ASCII letters only), the text's own
+        // `%`, `_` and `\` escaped: a search for `50%` finds "50%", not every "50".
+        Op::Contains => {
+            let text = f.values[0].as_str().unwrap_or_default().to_lowercase();
+            let escaped: String =
+                text.chars().flat_map(|ch| if matches!(ch, '%' | '_' | '\\') { vec!['\\', ch] } else { vec![ch] }).collect();
+            Expr::expr(Func::lower(c())).like(LikeExpr::new(format!("%{escaped}%")).escape('\\'))
         }
     }
 }

@@ -155,6 +155,13 @@ async fn filters_with_every_operator(app: &TestApp) {
     assert_eq!(numbers("filter[building_id][exists]=false").await, ["U1", "U3", "U5"]);
     assert_eq!(numbers("filter[building_id][exists]=true&filter[bedrooms][gte]=2").await, ["U2", "U4"]);
     assert_eq!(numbers("filter[market_rent][gte]=1350.00&filter[currency]=USD").await, ["U4", "U5"]);
+    // `contains`: anywhere in the text, any case; `%` and `_` are themselves, not patterns.
+    assert_eq!(numbers("filter[number][contains]=u").await, ["U0", "U1", "U2", "U3", "U4", "U5"]);
+    assert_eq!(numbers("filter[number][contains]=3").await, ["U3"]);
+    assert_eq!(numbers("filter[number][contains]=u%25").await, Vec::<String>::new());
+    assert_eq!(numbers("filter[number][contains]=_").await, Vec::<String>::new());
+    app.create(&t.test_key, "units", json!({ "property_id": p, "number": "50%_off" })).await;
+    assert_eq!(numbers("filter[number][contains]=0%25_").await, ["50%_off"]);
     // Sparse fieldsets: id and object always, then only what was asked.
     let r = app.call(&t.test_key, "GET", "/v1/units?fields[units]=number,bedrooms&limit=1", None).await;
     let rec = r.body["data"][0].as_object().unwrap();
@@ -185,6 +192,10 @@ async fn bad_list_parameters_are_named(app: &TestApp) {
         ("filter[nope]=1", "invalid_parameter", "filter[nope]"),
         ("filter[area]=1", "invalid_parameter", "filter[area]"),
         ("filter[bedrooms][like]=1", "invalid_parameter", "filter[bedrooms][like]"),
+        // `contains` searches text, and needs something to search for.
+        ("filter[bedrooms][contains]=1", "invalid_parameter", "filter[bedrooms][contains]"),
+        ("filter[currency][contains]=US", "invalid_parameter", "filter[currency][contains]"),
+        ("filter[number][contains]=", "invalid_parameter", "filter[number][contains]"),
         ("filter[bedrooms]=two", "invalid_parameter", "filter[bedrooms]"),
         ("filter[market_rent][gt]=5", "invalid_parameter", "filter[market_rent][gt]"),
         ("fields[leases]=id", "invalid_parameter", "fields[leases]"),

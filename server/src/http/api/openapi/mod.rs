@@ -147,7 +147,8 @@ fn api_description() -> String {
          (sparse fieldset; `id` and `object` are always returned) and the filters: `filter[<field>]=<value>` \
          (equals) and `filter[<field>][<op>]=<value>` with `ne` (does not equal; records without a value \
          included), `gt`, `gte`, `lt`, `lte` (compares), `in`, `nin` (is one of, is none of: a comma-separated \
-         list, or the key repeated) and `exists` (`true`: has a value, `false`: has none). All filters given \
+         list, or the key repeated), `exists` (`true`: has a value, `false`: has none) and, on text fields, \
+         `contains` (holds the text, ignoring case). All filters given \
          must hold. A filter on an amount needs `filter[currency]` beside it. Unknown or unsupported \
          parameters are `400`, never ignored.\n\n\
          **Writes.** Unknown fields are refused (`400 validation_failed` naming the field). Money is a \

@@ -23,7 +23,7 @@ use utoipa::openapi::security::SecurityRequirement;
 
 use super::{a_record, offers, pascal, schema_ref, with_standard_headers};
 use crate::domain::collections::COLLECTIONS;
-use crate::domain::list::{DEFAULT_LIMIT, MAX_LIMIT, MAX_SORT_KEYS};
+use crate::domain::list::{self, DEFAULT_LIMIT, MAX_LIMIT, MAX_SORT_KEYS};
 use crate::domain::registry::{Collection, Field, Ty, WriteOp, CREATED_AT, ID, SYSTEM_FIELDS, UPDATED_AT};
 use crate::domain::workflow::{self, Action, Input};
 
@@ -443,6 +443,9 @@ fn filter_ops(f: &Field) -> Vec<&'static str> {
     if can_be_missing(f) {
         ops.push("exists");
     }
+    if list::is_text(f) {
+        ops.push("contains");
+    }
     ops
 }
 
@@ -465,6 +468,9 @@ fn filter_properties(c: &Collection, f: &Field) -> Vec<(String, RefOr<Schema>)> 
             // object is a nested structure that openapi-fetch refuses to serialise.
             "in" | "nin" => schema_ref(&list_schema(c, f).0),
             "exists" => ObjectBuilder::new().schema_type(Type::Boolean).build().into(),
+            "contains" => {
+                ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)).max_length(Some(list::MAX_CONTAINS)).build().into()
+            }
             _ => value.clone(),
         };
         props.push((format!("{base}[{op}]"), schema));

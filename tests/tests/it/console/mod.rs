@@ -1,6 +1,9 @@
 //! The console's service (`gable::accounts::AccountService`) on both databases: accounts,
 //! sessions, throttling, service accounts, keys that work (and stop working) against
 //! `/v1` at once, roles, and tenant isolation. Time is moved, never slept through.
+//! The portfolio's pages (every collection, read and written by staff): `records`.
+
+mod records;
 
 use chrono::{Duration, Utc};
 use gable::accounts::service::{ConsoleError, Me, NewKey, NewSession, NewUser, OAuthApps, ServiceAccounts, Sessions, SignUp, Team};
