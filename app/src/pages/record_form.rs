@@ -10,7 +10,7 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 
 use super::components::{err_text, field_error, me};
 use crate::api::*;
-use crate::service::{FieldAccess, FieldInfo, FieldKind};
+use crate::service::{Choice, FieldAccess, FieldInfo, FieldKind, ADDRESS_PARTS};
 
 /// `rent_due_day` → `Rent due day` (for columns named without a description at hand).
 pub(crate) fn label_of(name: &str) -> String {
@@ -28,18 +28,63 @@ pub(crate) fn label_of(name: &str) -> String {
 pub(crate) fn FormFields(
     fields: Vec<FieldInfo>,
     values: Vec<(String, String)>,
-    /// The collection the form writes (its pickers' context).
-    #[allow(unused_variables)]
-    target: String,
     #[prop(into)] error: Signal<Option<(String, String)>>,
 ) -> impl IntoView {
     fields
         .into_iter()
         .map(|f| {
+            if f.kind == FieldKind::Address {
+                let parts = values.iter().filter(|(k, _)| k.split_once('.').is_some_and(|(b, _)| b == f.name)).cloned().collect();
+                return view! { <AddressInput f parts error/> }.into_any();
+            }
             let value = values.iter().find(|(k, _)| *k == f.name).map(|(_, v)| v.clone()).unwrap_or_default();
-            view! { <Input f value error/> }
+            view! { <Input f value error/> }.into_any()
         })
         .collect_view()
+}
+
+/// An address, part by part (the API's `line1`, `city`, `country` … as one object).
+#[component]
+fn AddressInput(f: FieldInfo, parts: Vec<(String, String)>, error: Signal<Option<(String, String)>>) -> impl IntoView {
+    let field = f.name.clone();
+    let error_id = format!("field-{}-error", f.name);
+    let message = move || error.get().filter(|(name, _)| *name == field).map(|(_, m)| m);
+    let invalid = {
+        let message = message.clone();
+        move || message().is_some().then_some("true")
+    };
+    let required = f.required;
+    view! {
+        <fieldset class="address field" id=format!("field-{}", f.name) data-field=f.name.clone() aria-describedby=error_id.clone() aria-invalid=invalid.clone()>
+            <legend>{f.label.clone()}{required.then(|| view! { <span class="req" aria-hidden="true">" *"</span> })}</legend>
+            {ADDRESS_PARTS.iter().map(|(part, label)| {
+                let id = format!("field-{}-{part}", f.name);
+                let value = parts.iter().find(|(k, _)| k.ends_with(&format!(".{part}"))).map(|(_, v)| v.clone()).unwrap_or_default();
+                // The API requires these three of an address it is given.
+                let needed = required && matches!(*part, "line1" | "city" | "country");
+                let (hint, max) = if *part == "country" { ("Two letters, e.g. US", "2") } else { ("", "500") };
+                view! {
+                    <label for=id.clone() class=format!("part {part}")>{*label}
+                        <input type="text" id=id.clone() name=format!("values[{}.{part}]", f.name) value=value required=needed maxlength=max
+                            placeholder=hint autocomplete=address_autocomplete(part)/>
+                    </label>
+                }
+            }).collect_view()}
+            <p class="field-error" id=error_id.clone() role="alert">{message}</p>
+        </fieldset>
+    }
+}
+
+/// What a browser may fill an address part from.
+fn address_autocomplete(part: &str) -> &'static str {
+    match part {
+        "line1" => "address-line1",
+        "line2" => "address-line2",
+        "city" => "address-level2",
+        "region" => "address-level1",
+        "postal_code" => "postal-code",
+        _ => "country",
+    }
 }
 
 #[component]
@@ -127,8 +172,9 @@ fn Input(f: FieldInfo, value: String, error: Signal<Option<(String, String)>>) -
 }
 
 /// A reference: the record's id, picked among the tenant's records of `target` by name
-/// (a list the browser filters as one types; with the WebAssembly loaded, it asks the
-/// server again for what was typed).
+/// (a list the browser offers as one types, asked of the server for what was typed).
+/// Before the WebAssembly loads it is a plain field for the id; the pages' links to a
+/// new record fill their references in (`?unit_id=…`).
 #[component]
 fn Picker(
     id: String,
@@ -141,7 +187,17 @@ fn Picker(
 ) -> impl IntoView {
     let list_id = format!("{id}-choices");
     let search = RwSignal::new(String::new());
-    let choices = Resource::new(move || (target.clone(), search.get()), |(t, s)| record_choices(t, s));
+    // Asked for in the browser only: the page renders (and hydrates) without waiting for
+    // the tenant's records, and every keystroke asks again.
+    let choices = RwSignal::new(Vec::<Choice>::new());
+    Effect::new(move |_| {
+        let (t, s) = (target.clone(), search.get());
+        leptos::task::spawn_local(async move {
+            if let Ok(list) = record_choices(t, s).await {
+                choices.set(list);
+            }
+        });
+    });
     let on_input = move |ev: leptos::ev::Event| {
         let typed = event_target_value(&ev);
         // An id picked from the list is not a search.
@@ -153,11 +209,7 @@ fn Picker(
         <input type="text" id=id name=name value=value required=required list=list_id.clone() autocomplete="off" spellcheck="false"
             placeholder="Type a name, pick from the list" aria-describedby=described aria-invalid=move || invalid.get() on:input=on_input/>
         <datalist id=list_id>
-            <Transition fallback=|| ()>
-                {move || Suspend::new(async move {
-                    choices.await.unwrap_or_default().into_iter().map(|c| view! { <option value=c.id.clone() label=c.title.clone()>{c.title.clone()}</option> }).collect_view()
-                })}
-            </Transition>
+            {move || choices.get().into_iter().map(|c| view! { <option value=c.id.clone() label=c.title.clone()>{c.title.clone()}</option> }).collect_view()}
         </datalist>
     }
 }
@@ -165,7 +217,7 @@ fn Picker(
 /// A fresh form's values from the address (`/console/refunds/new?payment_id=…` starts a
 /// refund of that payment).
 fn prefill(fields: &[FieldInfo], query: &leptos_router::params::ParamsMap) -> Vec<(String, String)> {
-    fields.iter().filter_map(|f| query.get(&f.name).map(|v| (f.name.clone(), v))).collect()
+    fields.iter().filter(|f| f.kind != FieldKind::Address).filter_map(|f| query.get(&f.name).map(|v| (f.name.clone(), v))).collect()
 }
 
 #[component]
@@ -196,7 +248,7 @@ pub fn NewRecordPage() -> impl IntoView {
                                     <input type="hidden" name="collection" value=info.name.clone()/>
                                     <input type="hidden" name="once" value=info.once.clone()/>
                                     <FormProblem value=create.value() fields=fields.iter().map(|f| f.name.clone()).collect()/>
-                                    <FormFields fields values target=info.name.clone() error/>
+                                    <FormFields fields values error/>
                                     <div class="actions">
                                         <button type="submit" class="primary" id="save-record" disabled=move || create.pending().get()>
                                             {format!("Create {}", info.singular)}
@@ -246,7 +298,7 @@ pub fn EditRecordPage() -> impl IntoView {
                                     <input type="hidden" name="id" value=r.id.clone()/>
                                     <input type="hidden" name="once" value=r.once.clone()/>
                                     <FormProblem value=update.value() fields=fields.iter().map(|f| f.name.clone()).collect()/>
-                                    <FormFields fields values=r.form.clone() target=r.info.name.clone() error/>
+                                    <FormFields fields values=r.form.clone() error/>
                                     <div class="actions">
                                         <button type="submit" class="primary" id="save-record" disabled=move || update.pending().get()>"Save changes"</button>
                                         <A href=back attr:class="button">"Cancel"</A>

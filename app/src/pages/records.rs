@@ -223,47 +223,33 @@ fn RecordTable(
     #[prop(default = vec![])] query: Vec<(String, String)>,
     rows: Vec<Row>,
     id: &'static str,
-    #[prop(default = true)] sortable: bool,
 ) -> impl IntoView {
     let name = info.name.clone();
+    // The record's name is the first column: sortable as its field is.
+    let name_field = info.search.as_ref().and_then(|f| info.field(f)).cloned();
+    let first = match name_field {
+        Some(f) if f.sortable => {
+            view! { <SortHeader name=name.clone() query=query.clone() sort=sort.clone() col=f.name label=f.label/> }.into_any()
+        }
+        Some(f) => view! { <th scope="col">{f.label}</th> }.into_any(),
+        None => view! { <th scope="col">{super::record_form::label_of(&info.singular)}</th> }.into_any(),
+    };
     let headers = columns
         .iter()
         .map(|col| {
             let field = info.field(col).cloned();
             let label = field.as_ref().map(|f| f.label.clone()).unwrap_or_else(|| col.clone());
-            let can_sort = sortable && field.as_ref().is_some_and(|f| f.sortable);
-            let (asc, desc) = (sort == *col, sort == format!("-{col}"));
-            let aria = if asc {
-                "ascending"
-            } else if desc {
-                "descending"
+            if field.as_ref().is_some_and(|f| f.sortable) {
+                view! { <SortHeader name=name.clone() query=query.clone() sort=sort.clone() col=col.clone() label/> }.into_any()
             } else {
-                "none"
-            };
-            let next = if asc { format!("-{col}") } else { col.clone() };
-            let arrow = if asc {
-                " ↑"
-            } else if desc {
-                " ↓"
-            } else {
-                ""
-            };
-            let href = sorted_href(&name, &query, &next);
-            view! {
-                <th scope="col" aria-sort=aria>
-                    {if can_sort {
-                        view! { <A href=href attr:class="sort" attr:data-column=col.clone()>{label}{arrow}</A> }.into_any()
-                    } else {
-                        view! { <span>{label}</span> }.into_any()
-                    }}
-                </th>
+                view! { <th scope="col">{label}</th> }.into_any()
             }
         })
         .collect_view();
     view! {
         <div class="table-wrap">
             <table class="records" id=id>
-                <thead><tr><th scope="col">{info.singular.clone()}</th>{headers}</tr></thead>
+                <thead><tr>{first}{headers}</tr></thead>
                 <tbody>
                     {rows.into_iter().map(|r| view! {
                         <tr data-id=r.id.clone()>
@@ -274,6 +260,33 @@ fn RecordTable(
                 </tbody>
             </table>
         </div>
+    }
+}
+
+/// A column's header that sorts the list by it, and the other way when it already does.
+#[component]
+fn SortHeader(name: String, query: Vec<(String, String)>, sort: String, col: String, label: String) -> impl IntoView {
+    let (asc, desc) = (sort == col, sort == format!("-{col}"));
+    let aria = if asc {
+        "ascending"
+    } else if desc {
+        "descending"
+    } else {
+        "none"
+    };
+    let next = if asc { format!("-{col}") } else { col.clone() };
+    let arrow = if asc {
+        " ↑"
+    } else if desc {
+        " ↓"
+    } else {
+        ""
+    };
+    let href = sorted_href(&name, &query, &next);
+    view! {
+        <th scope="col" aria-sort=aria>
+            <A href=href attr:class="sort" attr:data-column=col>{label}{arrow}</A>
+        </th>
     }
 }
 
@@ -310,7 +323,7 @@ fn RecordBody(view: RecordView, act: ServerAction<ActOnRecord>) -> impl IntoView
     view! {
         <p><A href=list_href.clone()>{format!("← {}", info.label)}</A></p>
         <div class="page-head">
-            <h1 id="record-title">{title.clone()}" "{status.clone().map(|s| view! { <Badge value=s id="record-status"/> })}</h1>
+            <h1 id="record-title"><span id="record-name">{title.clone()}</span>" "{status.clone().map(|s| view! { <Badge value=s id="record-status"/> })}</h1>
             <div class="inline">
                 {info.can_edit.then(|| view! { <A href=edit_href attr:class="button" attr:id="edit-record">"Edit"</A> })}
             </div>
@@ -395,7 +408,6 @@ fn ActionButton(
         }
         .into_any();
     }
-    let target = a.makes.clone().unwrap_or_else(|| info.name.clone());
     let question = if a.destructive {
         format!("{} this {}? This cannot be undone.", a.label, info.singular)
     } else if let Some(m) = &a.makes {
@@ -411,7 +423,7 @@ fn ActionButton(
                 <p class="warning">{question}</p>
                 <ActionForm action=act attr:class="form">
                     {hidden}
-                    <FormFields fields=a.inputs.clone() values=vec![] target=target
+                    <FormFields fields=a.inputs.clone() values=vec![]
                         error=Signal::derive(move || act.value().get().and_then(|r| r.err()).and_then(|e| field_error(&e)))/>
                     <button type="submit" class=if a.destructive { "danger solid" } else { "primary" } id=format!("confirm-{}", a.name)
                         disabled=move || act.pending().get()>{format!("Yes, {}", a.label.to_lowercase())}</button>

@@ -61,11 +61,24 @@ pub enum FieldKind {
     List,
     /// A list of ids of `target`.
     References,
+    /// A postal address, entered part by part (`ADDRESS_PARTS`).
+    Address,
     /// A structured value, entered as JSON.
     Structured,
     /// Keys and values (`metadata`), entered as JSON.
     Metadata,
 }
+
+/// The parts of an address, as the API names them, and their labels: a form names each
+/// input `<field>.<part>` (`address.city`).
+pub const ADDRESS_PARTS: &[(&str, &str)] = &[
+    ("line1", "Street"),
+    ("line2", "Street, line 2"),
+    ("city", "City"),
+    ("region", "Region or state"),
+    ("postal_code", "Postal code"),
+    ("country", "Country"),
+];
 
 /// Who may set a field, as the API decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

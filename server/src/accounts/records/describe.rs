@@ -138,6 +138,7 @@ fn kind(ty: Ty) -> FieldKind {
         Ty::Uuid => FieldKind::Id,
         Ty::StrList { .. } => FieldKind::List,
         Ty::RefList(_) => FieldKind::References,
+        Ty::Json(crate::domain::registry::JsonShape::Address) => FieldKind::Address,
         Ty::Json(_) => FieldKind::Structured,
         Ty::Metadata => FieldKind::Metadata,
     }

@@ -5,11 +5,11 @@
 //! through the operations) decides the rest, so the console accepts exactly what the API
 //! accepts and refuses it with the same reason, shown next to the field it names.
 
-use gable_app::service::ConsoleError;
+use gable_app::service::{ConsoleError, ADDRESS_PARTS};
 use serde_json::{json, Map, Value as Json};
 
 use super::describe::field_label;
-use crate::domain::registry::{Field, Ty};
+use crate::domain::registry::{Field, JsonShape, Ty};
 use crate::error::Error;
 
 /// Longest value a form field may carry (the longest text field holds 10,000 characters;
@@ -62,21 +62,46 @@ pub fn value(f: &Field, text: &str) -> Result<Option<Json>, ConsoleError> {
     }))
 }
 
-/// The body of a create: every field the form filled in, among `fields`.
-pub fn body(fields: &[&'static Field], values: &[(String, String)]) -> Result<Map<String, Json>, ConsoleError> {
-    let mut out = Map::new();
-    for (name, text) in values {
-        let Some(f) = fields.iter().find(|f| f.name == name) else {
-            return Err(invalid(name, format!("{} cannot be set here.", field_label(name))));
+/// The form's values by field: an address's parts (`address.city`) gathered into one
+/// object, every other value as typed. A field with nothing filled in is `None`.
+pub fn values(fields: &[&'static Field], form: &[(String, String)]) -> Result<Vec<(&'static Field, Option<Json>)>, ConsoleError> {
+    let mut out: Vec<(&'static Field, Option<Json>)> = vec![];
+    for (name, text) in form {
+        let (base, part) = name.split_once('.').map_or((name.as_str(), None), |(b, p)| (b, Some(p)));
+        let Some(f) = fields.iter().copied().find(|f| f.name == base) else {
+            return Err(invalid(base, format!("{} cannot be set here.", field_label(base))));
         };
-        if out.contains_key(f.name) {
-            return Err(invalid(name, format!("{} was given twice.", field_label(name))));
-        }
-        if let Some(v) = value(f, text)? {
-            out.insert(f.name.to_string(), v);
+        let at = match out.iter().position(|(g, _)| g.name == f.name) {
+            Some(_) if part.is_none() => return Err(invalid(base, format!("{} was given twice.", field_label(base)))),
+            Some(at) => at,
+            None => {
+                out.push((f, None));
+                out.len() - 1
+            }
+        };
+        match (part, f.ty) {
+            (Some(part), Ty::Json(JsonShape::Address)) => {
+                if !ADDRESS_PARTS.iter().any(|(p, _)| *p == part) || text.len() > 500 {
+                    return Err(invalid(base, format!("{} has no part `{part}`.", field_label(base))));
+                }
+                let t = text.trim();
+                if !t.is_empty() {
+                    let obj = out[at].1.get_or_insert_with(|| Json::Object(Map::new()));
+                    if let Some(o) = obj.as_object_mut() {
+                        o.insert(part.to_string(), json!(t));
+                    }
+                }
+            }
+            (Some(_), _) => return Err(invalid(base, format!("{} cannot be set here.", field_label(base)))),
+            (None, _) => out[at].1 = value(f, text)?,
         }
     }
     Ok(out)
+}
+
+/// The body of a create: every field the form filled in, among `fields`.
+pub fn body(fields: &[&'static Field], form: &[(String, String)]) -> Result<Map<String, Json>, ConsoleError> {
+    Ok(values(fields, form)?.into_iter().filter_map(|(f, v)| v.map(|v| (f.name.to_string(), v))).collect())
 }
 
 /// The API's refusal of a write, in words for the page; `what` names the collection.
@@ -84,8 +109,16 @@ pub fn refusal<'a>(doing: &'static str, what: &'a str) -> impl FnOnce(Error) -> 
     move |e| match e {
         Error::Validation { param, message } | Error::InvalidParameter { param, message } => {
             let message = message.strip_prefix(&format!("{param}: ")).unwrap_or(&message).trim_end_matches('.').to_string();
-            let field = param.split(['.', '[']).next().unwrap_or(&param).to_string();
-            invalid(&field, format!("{} {message}.", field_label(&field)))
+            // `address.city` is the address's city; `lines[0].debit` a line's debit.
+            let (field, rest) = match param.find(['.', '[']) {
+                Some(at) => (&param[..at], Some(param[at..].trim_start_matches('.'))),
+                None => (param.as_str(), None),
+            };
+            let part = rest.map(|r| {
+                let named = ADDRESS_PARTS.iter().find(|(p, _)| *p == r).map_or(r, |(_, label)| *label);
+                format!(" ({})", named.to_lowercase())
+            });
+            invalid(field, format!("{}{} {message}.", field_label(field), part.unwrap_or_default()))
         }
         Error::InvalidRequest { message, param } => invalid(param.as_deref().unwrap_or(""), sentence(&message)),
         Error::InsufficientScope { scope, .. } => {

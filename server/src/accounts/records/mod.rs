@@ -30,7 +30,7 @@ use crate::domain::collections::collection;
 use crate::domain::expand::{references, Expand, Related};
 use crate::domain::list::ListQuery;
 use crate::domain::record::Record;
-use crate::domain::registry::{Access as FieldAccess, Collection, Field, Ty};
+use crate::domain::registry::{Access as FieldAccess, Collection, Field, JsonShape, Ty};
 use crate::domain::scopes::Access;
 use crate::domain::value::Val;
 use crate::domain::workflow;
@@ -551,8 +551,7 @@ impl Records for AccountService {
         for sys in ["id", "created_at", "updated_at"] {
             fields.push(FieldValue { name: sys.into(), label: describe::field_label(sys), shown: show::system(sys, r) });
         }
-        let form =
-            c.fields.iter().filter(|f| f.access != FieldAccess::ReadOnly).map(|f| (f.name.to_string(), show::form_text(f, r))).collect();
+        let form = c.fields.iter().filter(|f| f.access != FieldAccess::ReadOnly).flat_map(|f| show::form_texts(f, r)).collect();
         let status = c.field("status").and_then(|_| r.get("status").as_str().map(String::from));
         let actions = match (&status, info.can_act) {
             (Some(s), true) => describe::actions_from(c, s),
@@ -628,17 +627,14 @@ impl Records for AccountService {
         let current = self.ops.read(&actor, c, record_id, &Expand::default()).await.map_err(read_refusal(c, "reading a record"))?.record;
         let editable: Vec<&'static Field> = c.fields.iter().filter(|f| f.access == FieldAccess::Write).collect();
         let mut body = Map::new();
-        for (name, text) in &form.values {
-            let Some(f) = editable.iter().find(|f| f.name == name) else {
-                return Err(ConsoleError::Invalid {
-                    field: name.clone(),
-                    message: format!("{} cannot be changed.", describe::field_label(name)),
-                });
+        for (f, new) in forms::values(&editable, &form.values)? {
+            let now = match (f.ty, current.get(f.name)) {
+                (Ty::Json(JsonShape::Address), Val::Json(j)) => Some(j.clone()),
+                _ => forms::value(f, &show::form_text(f, &current))?,
             };
-            if text.trim() == show::form_text(f, &current).trim() {
-                continue;
+            if new != now {
+                body.insert(f.name.into(), new.unwrap_or(Json::Null));
             }
-            body.insert(f.name.into(), forms::value(f, text)?.unwrap_or(Json::Null));
         }
         let print = fingerprint("update", c.name, id, &form);
         self.once(me, &actor, &form.once, print, async |w| {

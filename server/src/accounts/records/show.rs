@@ -164,6 +164,24 @@ pub fn column(c: &Collection, name: &str, r: &Record, related: &Related) -> Show
     }
 }
 
+/// `field` of `r` as a form's inputs start with it: one input, or an address's parts
+/// (`address.city`).
+pub fn form_texts(f: &Field, r: &Record) -> Vec<(String, String)> {
+    match (f.ty, r.get(f.name)) {
+        (Ty::Json(JsonShape::Address), v) => gable_app::service::ADDRESS_PARTS
+            .iter()
+            .map(|(part, _)| {
+                let text = match v {
+                    Val::Json(j) => j.get(*part).and_then(Json::as_str).unwrap_or_default().to_string(),
+                    _ => String::new(),
+                };
+                (format!("{}.{part}", f.name), text)
+            })
+            .collect(),
+        _ => vec![(f.name.to_string(), form_text(f, r))],
+    }
+}
+
 /// `field` of `r` as a form's input starts with it: what a person would type.
 pub fn form_text(f: &Field, r: &Record) -> String {
     match r.get(f.name) {
