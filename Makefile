@@ -10,6 +10,7 @@
 #   make bench-payments       BENCH_MODE=payments bench/writes
 #   make bench-soak           bench/soak
 #   make bench-quick          bench/quick: the hot paths at small sizes, against bench/baseline.md (< 5 min)
+#   make bench-console        bench/console: the console's list page with 100,000 leases (goal: ≤ 50 ms at the median)
 #   make bench-floor          bench/floor: Gable's reads beside the same reads with nothing of Gable in them
 #   make bench-embed          the flows' browser test alone, one backend after the other, holding
 #                             iframe creation to gable:ready to its budget (a quiet machine)
@@ -22,7 +23,7 @@ SHELL := /bin/bash
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 ARGS ?=
 
-.PHONY: help install install-tools install-runtime-tools build release run watch test ci lint audit generate bench bench-quick bench-floor bench-writes bench-webhooks bench-payments bench-soak bench-embed lint-scripts
+.PHONY: help install install-tools install-runtime-tools build release run watch test ci lint audit generate bench bench-quick bench-console bench-floor bench-writes bench-webhooks bench-payments bench-soak bench-embed lint-scripts
 
 help:
 	@echo "make run [ARGS=...]   install runtime tools, .ci/build-site --release, run target/release/gable serve ARGS"
@@ -34,6 +35,7 @@ help:
 	@echo "make ci               .ci/run (what CI runs: make test with timing, PostgreSQL mandatory)"
 	@echo "make generate         cargo build -p gable, then sdks/generate.py: the kits' collection accessors, the OpenAPI validator's list, the docs' lists of collections and event types, from gable collections"
 	@echo "make bench            bench/run (if present)"
+	@echo "make bench-console   bench/console: render time of the console's lease list with 100,000 leases, both databases (goal ≤ 50 ms median)"
 	@echo "make bench-writes     bench/writes: the write path (test payments created succeeded, then reversed)"
 	@echo "make bench-webhooks   bench/webhooks: webhook deliveries/s after an outage, commit-to-receipt latency"
 	@echo "make bench-payments   BENCH_MODE=payments bench/writes: idempotent test payments per second"
@@ -140,6 +142,9 @@ bench-soak:
 
 bench-quick:
 	exec bash bench/quick
+
+bench-console:
+	exec bash bench/console
 
 bench-floor:
 	exec bash bench/floor
