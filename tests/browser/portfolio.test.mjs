@@ -258,6 +258,9 @@ describe(`Gable console portfolio in Chromium (${BACKEND})`, { concurrency: fals
     for (const path of [`/console/leases/${ids.leases}`, '/console/units?sort=-number', `/console/invoices/${ids.invoices}`]) {
       await p.goto(`${CONSOLE}${path}`);
       await p.locator('#record-title, #list-title').first().waitFor();
+      // A tablet's width holds the page; a wide table scrolls inside its own box.
+      const width = await p.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(width <= 821, `${path} is ${width}px wide on an 820px tablet`);
     }
     assert.equal((await p.locator('#record-status').innerText()).trim(), 'paid');
     await shot(p, 'tablet-no-javascript');
