@@ -15,7 +15,9 @@ use leptos_router::hooks::{use_location, use_params_map};
 use super::components::{err_text, field_error, me, Badge, FormError};
 use super::record_form::{FormFields, FormProblem};
 use crate::api::*;
-use crate::service::{ActionInfo, Chip, CollectionInfo, HistoryItem, LedgerLine, ListView, RecordView, RelatedList, Row, Shown};
+use crate::service::{
+    ActionInfo, ActivityItem, Chip, CollectionInfo, HistoryItem, LedgerLine, ListView, RecordView, RelatedList, Row, Shown,
+};
 
 /// Operators of the add-a-filter form, as the API names them, in words.
 const OPERATORS: &[(&str, &str)] = &[
@@ -315,7 +317,7 @@ pub fn RecordPage() -> impl IntoView {
 
 #[component]
 fn RecordBody(view: RecordView, act: ServerAction<ActOnRecord>) -> impl IntoView {
-    let RecordView { info, id, title, status, fields, actions, related, history, history_note, ledger, once, .. } = view;
+    let RecordView { info, id, title, status, fields, actions, related, history, history_note, activity, ledger, once, .. } = view;
     let csrf = me().csrf;
     let list_href = format!("/console/{}", info.name);
     let edit_href = format!("/console/{}/{id}/edit", info.name);
@@ -354,7 +356,7 @@ fn RecordBody(view: RecordView, act: ServerAction<ActOnRecord>) -> impl IntoView
         </section>
         {(!ledger.is_empty()).then(|| view! { <Ledger lines=ledger/> })}
         {related.into_iter().map(|r| view! { <RelatedSection r/> }).collect_view()}
-        <History items=history note=history_note/>
+        <History items=history note=history_note activity/>
         {info.can_delete.then(|| {
             let (csrf, name, id) = (csrf.clone(), info.name.clone(), id.clone());
             view! {
@@ -505,10 +507,19 @@ fn Ledger(lines: Vec<LedgerLine>) -> impl IntoView {
 }
 
 #[component]
-fn History(items: Vec<HistoryItem>, note: Option<String>) -> impl IntoView {
+fn History(items: Vec<HistoryItem>, note: Option<String>, activity: Vec<ActivityItem>) -> impl IntoView {
     view! {
         <section class="card" aria-labelledby="history-title" id="record-history">
             <h2 id="history-title">"History"</h2>
+            {(!activity.is_empty()).then(|| view! {
+                <h3>"Changes in the console"</h3>
+                <ol class="history" id="record-activity">
+                    {activity.into_iter().map(|a| view! {
+                        <li><strong>{a.who}</strong>" "{a.what}" "<span class="muted">{a.at}</span></li>
+                    }).collect_view()}
+                </ol>
+                <h3>"Events"</h3>
+            })}
             {note.map(|n| view! { <p class="muted">{n}</p> })}
             {if items.is_empty() {
                 view! { <p class="muted small">"No events about this record are kept (events are kept 30 days)."</p> }.into_any()

@@ -254,6 +254,16 @@ pub struct HistoryItem {
     pub deliveries: Vec<(String, String, String)>,
 }
 
+/// A write a console user made to the record: when, who, and what.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ActivityItem {
+    pub at: String,
+    /// The user's name when they acted.
+    pub who: String,
+    /// `created this lease`, `changed rent, rent due day`, `ran send`.
+    pub what: String,
+}
+
 /// One line of the ledger a money record posted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LedgerLine {
@@ -282,6 +292,8 @@ pub struct RecordView {
     pub history: Vec<HistoryItem>,
     /// Why the history is not shown, when it is not.
     pub history_note: Option<String>,
+    /// Who changed it in the console, newest first.
+    pub activity: Vec<ActivityItem>,
     /// The ledger lines it posted (money records), when the role may read them.
     pub ledger: Vec<LedgerLine>,
     /// A fresh key for the forms of this page (`RecordForm::once`; each action's form

@@ -55,7 +55,7 @@ pub async fn clocked(tx: &mut Tx) -> Result<Vec<(Uuid, Duration)>> {
 }
 
 /// Tables of a tenant's sandbox data beyond the collections' (each refers to them).
-const BOOKKEEPING: &[&str] = &["webhook_deliveries", "ledger_lines", "idempotency_keys"];
+const BOOKKEEPING: &[&str] = &["webhook_deliveries", "ledger_lines", "idempotency_keys", "console_activity"];
 
 /// One step of deleting a sandbox.
 #[derive(Debug, PartialEq)]

@@ -18,8 +18,8 @@ mod forms;
 mod show;
 
 use gable_app::service::{
-    Area, Chip, Choice, CollectionInfo, ConsoleError, FieldValue, HistoryItem, LedgerLine, ListView, Me, RecordForm, RecordView, Records,
-    RelatedList, Row, Shown,
+    ActivityItem, Area, Chip, Choice, CollectionInfo, ConsoleError, FieldValue, HistoryItem, LedgerLine, ListView, Me, RecordForm,
+    RecordView, Records, RelatedList, Row, Shown,
 };
 use serde_json::{Map, Value as Json};
 use sha2::{Digest, Sha256};
@@ -36,11 +36,14 @@ use crate::domain::value::Val;
 use crate::domain::workflow;
 use crate::error::Error;
 use crate::ops::Actor;
+use crate::store::accounts::activity::{self, Activity};
 use crate::store::idempotency::{self, Owner, Reservation, KEEP};
 use crate::store::Intent;
 
 pub use describe::{AREAS, ELSEWHERE};
 
+/// Console writes a record's page lists (newest first).
+const ACTIVITY_ROWS: u64 = 20;
 /// Records a related list shows on a record's page (the rest are a link away).
 const RELATED_ROWS: u32 = 5;
 /// Events a record's history shows, newest first.
@@ -224,6 +227,40 @@ fn fingerprint(op: &str, c: &str, id: &str, form: &RecordForm) -> String {
         h.update([0]);
     }
     hex::encode(h.finalize())
+}
+
+/// Records, in the write's transaction, that `me` did `action` to `record` of `c`.
+async fn acted(
+    w: &mut crate::ops::Work,
+    me: &Me,
+    c: &Collection,
+    record: Uuid,
+    action: &str,
+    fields: Vec<String>,
+) -> Result<(), ConsoleError> {
+    let user_id = Uuid::parse_str(&me.user_id).map_err(|_| ConsoleError::NotSignedIn)?;
+    let entry = Activity {
+        record_id: record,
+        collection: c.name.into(),
+        action: action.into(),
+        fields,
+        user_id,
+        user_name: me.name.clone(),
+        at: w.now(),
+    };
+    let scope = crate::domain::reach::Scope { tenant: actor_of(me)?.scope.tenant, livemode: me.livemode, properties: None };
+    activity::record(w.tx(), &scope, &entry).await.map_err(store_error("recording who acted"))
+}
+
+/// A console write in words: `created this lease`, `changed rent, rent due day`, `ran send`.
+fn activity_item(c: &Collection, a: &Activity) -> ActivityItem {
+    let what = match a.action.as_str() {
+        "create" => format!("created this {}", describe::singular(c)),
+        "update" => format!("changed {}", a.fields.iter().map(|f| describe::field_label(f).to_lowercase()).collect::<Vec<_>>().join(", ")),
+        "delete" => format!("deleted this {}", describe::singular(c)),
+        action => format!("ran “{}”", describe::action_label(action).to_lowercase()),
+    };
+    ActivityItem { at: show::datetime(&a.at), who: a.user_name.clone(), what }
 }
 
 impl AccountService {
@@ -560,6 +597,8 @@ impl Records for AccountService {
         let (history, history_note) = self.history(&actor, r).await;
         let ledger = self.ledger(&actor, c, r).await;
         let related = self.related_lists(&actor, c, r).await;
+        let activity =
+            self.store.activity_of(&actor.scope, r.id, ACTIVITY_ROWS).await.map_err(store_error("reading a record's activity"))?;
         Ok(RecordView {
             title: show::title(c, r),
             id: r.id.to_string(),
@@ -570,6 +609,7 @@ impl Records for AccountService {
             related,
             history,
             history_note,
+            activity: activity.iter().map(|a| activity_item(c, a)).collect(),
             ledger,
             info,
             once: Uuid::new_v4().to_string(),
@@ -606,6 +646,7 @@ impl Records for AccountService {
         let id = self
             .once(me, &actor, &form.once, print, async |w| {
                 let created = w.create(c, &Json::Object(body)).await.map_err(forms::refusal("creating a record", &what))?;
+                acted(w, me, c, created.record.id, "create", vec![]).await?;
                 Ok(created.record.id.to_string())
             })
             .await?;
@@ -639,7 +680,9 @@ impl Records for AccountService {
         let print = fingerprint("update", c.name, id, &form);
         self.once(me, &actor, &form.once, print, async |w| {
             if !body.is_empty() {
+                let fields = body.keys().cloned().collect();
                 w.update(c, record_id, &Json::Object(body)).await.map_err(forms::refusal("editing a record", &what))?;
+                acted(w, me, c, record_id, "update", fields).await?;
             }
             Ok(record_id.to_string())
         })
@@ -663,6 +706,7 @@ impl Records for AccountService {
         let print = fingerprint(action, c.name, id, &form);
         self.once(me, &actor, &form.once, print, async |w| {
             w.act(c, machine, a, record_id, &body).await.map_err(forms::refusal("running an action", &what))?;
+            acted(w, me, c, record_id, a.name, vec![]).await?;
             Ok(record_id.to_string())
         })
         .await?;
@@ -675,7 +719,10 @@ impl Records for AccountService {
         let actor = actor_of(me)?;
         let what = describe::plural_label(c).to_lowercase();
         let record_id = parse_id(id, c)?;
-        self.ops.delete(&actor, c, record_id).await.map_err(forms::refusal("deleting a record", &what))?;
+        let mut w = self.ops.begin(&actor).await.map_err(store_error("starting a write"))?;
+        w.delete(c, record_id).await.map_err(forms::refusal("deleting a record", &what))?;
+        acted(&mut w, me, c, record_id, "delete", vec![]).await?;
+        w.commit().await.map_err(store_error("committing a write"))?;
         tracing::info!(tenant = %actor.scope.tenant, collection = c.name, record = %record_id, by = %me.user_id, "console: record deleted");
         Ok(())
     }

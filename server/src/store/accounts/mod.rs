@@ -11,8 +11,12 @@
 //!   (which must find the user before any tenant is known) and `last_sign_in_at` (a
 //!   read-only field Gable itself sets) touch them from a system transaction.
 //!
+//! - `console_activity` (who did what) is a tenant table, written in the transaction of the
+//!   write it records.
+//!
 //! The statement helpers below are shared by the files of this folder.
 
+pub mod activity;
 pub mod credentials;
 pub mod keys;
 pub mod service_accounts;

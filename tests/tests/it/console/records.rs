@@ -5,7 +5,7 @@
 //! nothing they must not.
 
 use gable::accounts::records::{AREAS, ELSEWHERE};
-use gable::accounts::service::{ConsoleError, Me, NewUser, RecordForm, Records, Sessions, Shown, Team};
+use gable::accounts::service::{ConsoleError, Me, NewUser, RecordForm, Records, Sandbox, Sessions, Shown, Team};
 use gable_tests::{both, world, TestApp};
 use serde_json::json;
 use uuid::Uuid;
@@ -206,6 +206,17 @@ async fn staff_run_a_lease_from_draft_to_tenancy(app: &TestApp) {
     assert!(types.contains(&"lease.sent") && types.contains(&"lease.signed"), "{types:?}");
     let events = app.call(&key, "GET", &format!("/v1/events?filter[related_object_id]={lease}"), None).await;
     assert_eq!(events.body["data"].as_array().unwrap().len(), view.history.len());
+    // Who did what, in the console: every write once, the double submits not twice.
+    let acts: Vec<String> = view.activity.iter().map(|a| format!("{}: {}", a.who, a.what)).collect();
+    assert_eq!(
+        acts,
+        [
+            "Olivia Owner: ran “activate”",
+            "Olivia Owner: ran “send”",
+            "Olivia Owner: changed rent due day",
+            "Olivia Owner: created this lease"
+        ]
+    );
 
     // Money: an invoice, a payment against it, and the ledger it posts.
     let charge = svc
@@ -251,6 +262,12 @@ async fn staff_run_a_lease_from_draft_to_tenancy(app: &TestApp) {
     assert!(matches!(failure(svc.delete_record(&me, "payments", &payment).await), ConsoleError::Conflict(_)));
     svc.delete_record(&me, "workorders", &wo).await.unwrap();
     assert!(matches!(failure(svc.record(&me, "workorders", &wo).await), ConsoleError::NotFound(_)));
+    // The sandbox's reset takes its console activity along.
+    let signature_view = svc.record(&me, "signatures", &signature).await.unwrap();
+    assert_eq!(signature_view.activity.len(), 2, "created and signed: {:?}", signature_view.activity);
+    assert!(app.count_rows("console_activity").await >= 10);
+    svc.reset_sandbox(&me, false).await.expect("a sandbox reset");
+    assert_eq!(app.count_rows("console_activity").await, 0);
 }
 both!(staff_run_a_lease_from_draft_to_tenancy);
 
