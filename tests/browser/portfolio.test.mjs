@@ -200,6 +200,23 @@ describe(`Gable console portfolio in Chromium (${BACKEND})`, { concurrency: fals
     await shot(page, 'workorder-completed');
   });
 
+  step('a unit is edited: only what changed is sent, and the page says who changed it', async () => {
+    await goto(page, `/console/units/${ids.units}`, 'the unit page');
+    await page.click('#edit-record');
+    await expectVisible(page, page.locator('#form-title', { hasText: 'Edit 4B' }), 'the edit form');
+    await settle(page, 'the edit form');
+    assert.equal(await page.locator('#field-market_rent').inputValue(), '1450.00', 'the form starts from the record');
+    assert.equal(await page.locator('#field-property_id').count(), 0, 'a unit never moves: its property is not offered');
+    await fill(page, { market_rent: '1,525.50' });
+    await shot(page, 'unit-edit-form');
+    await page.click('#save-record');
+    await onRecordPage(page, 'units', 'the edited unit');
+    await expectVisible(page, page.locator('#record-fields [data-field=market_rent]', { hasText: '1,525.50 USD' }), 'the new rent');
+    await expectVisible(page, page.locator('#record-activity li', { hasText: 'changed market rent' }), 'who changed it');
+    assert.match(await page.locator('#record-activity').innerText(), /Petra Manager changed market rent/);
+    await shot(page, 'unit-edited');
+  });
+
   step('a list is filtered, searched, sorted and paged, its state in the address', async () => {
     for (const n of ['1A', '1B', '2A', '2B', 'PH']) {
       await page.goto(`${CONSOLE}/console/units/new?property_id=${ids.properties}`);

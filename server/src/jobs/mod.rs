@@ -79,6 +79,7 @@ async fn scheduler_round(ops: &Operations) -> Result<Round> {
         round.absorb(time::passes(ops, now + offset, Reach::Sandbox(tenant)).await?);
     }
     round.events_purged = retention::purge_old_events(ops.store(), now).await?;
+    ops.store().refresh_statistics_if_due().await?;
     Ok(round)
 }
 

@@ -11,6 +11,7 @@ use sqlx::{PgPool, SqlitePool};
 
 use super::writer::{checkpointer, Writer};
 use super::{keys, readers, Dialect, Store};
+use crate::error::{Error, Result};
 
 pub(super) static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
 pub(super) static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
@@ -32,6 +33,8 @@ pub(super) enum Pool {
 /// handed out; a busier one is not: sqlx already checks each connection as it comes back,
 /// and one lost in between fails its first statement, answered `503` and then discarded.
 const CHECK_IDLE_AFTER: Duration = Duration::from_secs(1);
+/// How often the scheduler brings SQLite's planner statistics up to date.
+const STATISTICS_EVERY: Duration = Duration::from_secs(3600);
 
 /// How long a request waits for a PostgreSQL connection before it is answered `503
 /// service_unavailable`: long enough for a busy pool, short enough that an outage is
@@ -85,7 +88,7 @@ impl Store {
             let read = readers::Readers::pool(path, max(4) as usize)?;
             Pool::Sqlite { migrations, writer, read }
         };
-        Ok(Store { pool, keys: keys::KeyCache::new(), listening: Default::default() })
+        Ok(Store { pool, keys: keys::KeyCache::new(), listening: Default::default(), analyzed: Default::default() })
     }
 
     pub fn dialect(&self) -> Dialect {
@@ -111,11 +114,44 @@ impl Store {
         }
     }
 
-    /// Applies the database's migrations (idempotent; safe with several processes).
+    /// Applies the database's migrations (idempotent; safe with several processes), then
+    /// brings the planner's statistics up to date.
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match &self.pool {
             Pool::Sqlite { migrations, .. } => SQLITE_MIGRATIONS.run(migrations).await?,
             Pool::Postgres(p) => POSTGRES_MIGRATIONS.run(p).await?,
+        }
+        self.refresh_statistics().await?;
+        Ok(())
+    }
+
+    /// Brings SQLite's query planner statistics up to date: a bounded `ANALYZE` (about 400
+    /// rows of each index), after which the read connections are replaced as they are next
+    /// taken, since a connection keeps the statistics it opened with. Without them SQLite
+    /// walks a table in `created_at` order to find a lease's few charges (67 ms among
+    /// 50,000 charges) instead of looking them up by `lease_id` (0.2 ms). Run after the
+    /// migrations and by the scheduler now and then (`refresh_statistics_if_due`).
+    /// PostgreSQL keeps its own statistics (autovacuum): nothing to do.
+    pub async fn refresh_statistics(&self) -> Result<()> {
+        if let Pool::Sqlite { writer, read, .. } = &self.pool {
+            let held = writer.lock().await;
+            let Some(conn) = held.as_ref() else { return Ok(()) };
+            let conn = conn.lock().map_err(|_| Error::internal(anyhow::anyhow!("the SQLite writing connection was poisoned")))?;
+            conn.execute_batch("PRAGMA analysis_limit = 400; ANALYZE;")?;
+            read.manager().statistics_changed();
+            *self.analyzed.lock().map_err(|_| Error::internal(anyhow::anyhow!("a lock was poisoned")))? = Some(std::time::Instant::now());
+        }
+        Ok(())
+    }
+
+    /// [`Store::refresh_statistics`] when the last refresh is an hour old: tables grow.
+    pub async fn refresh_statistics_if_due(&self) -> Result<()> {
+        let due = match self.analyzed.lock() {
+            Ok(last) => last.is_none_or(|t| t.elapsed() >= STATISTICS_EVERY),
+            Err(_) => true,
+        };
+        if due {
+            self.refresh_statistics().await?;
         }
         Ok(())
     }

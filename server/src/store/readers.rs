@@ -8,7 +8,8 @@
 //! read-only connection does not go bad between two reads; one whose lock was poisoned by
 //! a panic is dropped.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use deadpool::managed::{self, Metrics, RecycleError, RecycleResult};
 use deadpool::Runtime;
@@ -20,11 +21,24 @@ pub type Reader = managed::Object<Readers>;
 /// Opens read-only connections to one database file.
 pub struct Readers {
     path: String,
+    /// When this manager began: what `stale_before` counts from.
+    began: Instant,
+    /// Connections opened before this many nanoseconds after `began` are closed at their
+    /// next checkout (`statistics_changed`).
+    stale_before: AtomicU64,
 }
 
 impl Readers {
     pub fn pool(path: &str, max: usize) -> anyhow::Result<Pool> {
-        Ok(Pool::builder(Readers { path: path.to_string() }).max_size(max).runtime(Runtime::Tokio1).build()?)
+        let manager = Readers { path: path.to_string(), began: Instant::now(), stale_before: AtomicU64::new(0) };
+        Ok(Pool::builder(manager).max_size(max).runtime(Runtime::Tokio1).build()?)
+    }
+
+    /// The planner's statistics were brought up to date (`ANALYZE` on the writer): a
+    /// connection loads them when it opens and keeps them, so the ones open now are
+    /// replaced as they are next taken.
+    pub fn statistics_changed(&self) {
+        self.stale_before.store(self.began.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
 }
 
@@ -52,9 +66,13 @@ impl managed::Manager for Readers {
         .await
     }
 
-    async fn recycle(&self, conn: &mut Self::Type, _: &Metrics) -> RecycleResult<Self::Error> {
+    async fn recycle(&self, conn: &mut Self::Type, metrics: &Metrics) -> RecycleResult<Self::Error> {
         if conn.is_mutex_poisoned() {
             return Err(RecycleError::message("a read panicked holding the connection"));
+        }
+        let opened = metrics.created.saturating_duration_since(self.began).as_nanos() as u64;
+        if opened < self.stale_before.load(Ordering::Relaxed) {
+            return Err(RecycleError::message("opened before the planner's statistics changed"));
         }
         // A snapshot (`Intent::Snapshot`) whose unit of work was dropped before its end
         // (an error, a cancelled request) is still open: end it, or drop a connection
@@ -141,6 +159,38 @@ mod tests {
         // The connection still serves, and refuses writes.
         let c = conn.try_lock().unwrap();
         assert!(c.execute("INSERT INTO t VALUES (1)", []).is_err());
+    }
+
+    /// A connection keeps the planner statistics it opened with: once the writer analysed
+    /// the tables, the next read takes a connection that sees them, and uses the index
+    /// the statistics point to instead of walking the table in `created_at` order.
+    #[tokio::test]
+    async fn connections_opened_before_new_statistics_are_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let writer = rusqlite::Connection::open(&path).unwrap();
+        writer
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; CREATE TABLE c (tenant TEXT, live INTEGER, lease TEXT, created TEXT, id INTEGER);
+                 CREATE INDEX c_created ON c (tenant, live, created, id); CREATE INDEX c_lease ON c (tenant, live, lease);
+                 WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 20000)
+                 INSERT INTO c SELECT 't', 0, 'l' || (x % 10000), printf('%08d', x), x FROM n;",
+            )
+            .unwrap();
+        let pool = Readers::pool(path.to_str().unwrap(), 1).unwrap();
+        const PLAN: &str =
+            "EXPLAIN QUERY PLAN SELECT * FROM c WHERE tenant = 't' AND live = 0 AND lease = 'l7' ORDER BY created DESC, id DESC LIMIT 5";
+        let plan = |c: &rusqlite::Connection| c.query_row(PLAN, [], |r| r.get::<_, String>(3)).unwrap();
+        let first = pool.get().await.unwrap();
+        let opened = managed::Object::metrics(&first).created;
+        assert!(plan(&first.try_lock().unwrap()).contains("c_created"), "without statistics, the order's index");
+        drop(first);
+
+        writer.execute_batch("PRAGMA analysis_limit = 400; ANALYZE;").unwrap();
+        pool.manager().statistics_changed();
+        let next = pool.get().await.unwrap();
+        assert!(managed::Object::metrics(&next).created > opened, "a connection opened after the statistics");
+        assert!(plan(&next.try_lock().unwrap()).contains("c_lease"), "with them, the lookup by lease");
     }
 
     /// A snapshot's unit of work dropped before its end (an error, a cancelled request)
