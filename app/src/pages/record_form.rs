@@ -12,7 +12,7 @@ use super::components::{err_text, field_error, me};
 use crate::api::*;
 use crate::service::{Choice, FieldAccess, FieldInfo, FieldKind, ADDRESS_PARTS};
 
-/// `rent_due_day` → `Rent due day` (for columns named without a description at hand).
+/// `rent_due_day` → `Rent due day`: a name for people where no description gives one.
 pub(crate) fn label_of(name: &str) -> String {
     let base = name.strip_suffix("_id").unwrap_or(name).replace('_', " ");
     let mut c = base.chars();

@@ -438,11 +438,10 @@ fn ActionButton(
 
 #[component]
 fn RelatedSection(r: RelatedList) -> impl IntoView {
-    let RelatedList { collection, label, columns, rows, has_more, href, new_href } = r;
+    let RelatedList { collection, label, headers, rows, has_more, href, new_href, .. } = r;
     let section_id = format!("related-{collection}");
     let heading_id = format!("{section_id}-title");
     let empty = rows.is_empty();
-    let headers: Vec<String> = columns.iter().map(|c| super::record_form::label_of(c)).collect();
     view! {
         <section class="card related" id=section_id aria-labelledby=heading_id.clone()>
             <div class="page-head">

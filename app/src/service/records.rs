@@ -236,6 +236,8 @@ pub struct RelatedList {
     /// `Units`, or `Leases (as application)` when several fields refer here.
     pub label: String,
     pub columns: Vec<String>,
+    /// The columns' labels.
+    pub headers: Vec<String>,
     pub rows: Vec<Row>,
     pub has_more: bool,
     /// The list of all of them (filtered on this record).

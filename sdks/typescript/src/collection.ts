@@ -23,7 +23,7 @@ export type Params = Record<string, unknown>;
 type Scalar = string | number | boolean;
 /** A filter's value: a scalar, or a list (joined by commas, for `in` / `nin`). */
 export type FilterValue = Scalar | readonly Scalar[];
-export type FilterOperator = "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "nin" | "exists";
+export type FilterOperator = "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "nin" | "exists" | "contains";
 /**
  * Field → value (equality) or field → { operator → value }:
  * `{ status: "active", rent: { gte: 1000 }, currency: "USD" }`.

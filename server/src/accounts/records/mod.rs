@@ -354,6 +354,7 @@ impl AccountService {
             collection: c.name.into(),
             label,
             rows: page.records.iter().map(|r| row(c, r, &columns, &page.related)).collect(),
+            headers: columns.iter().map(|n| describe::field_label(n)).collect(),
             columns,
             has_more: page.has_more,
             href: list_href(c.name, &[(key, target.id.to_string())]),
