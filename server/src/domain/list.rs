@@ -305,7 +305,20 @@ fn parse_filter_values(k: &str, field: &'static Field, op: Op, raw: &str, curren
 fn parse_one(k: &str, field: &'static Field, s: &str, currency: Option<&str>, bounded: bool) -> Result<Val> {
     let bad = |what: &str| Error::parameter(k, format!("`{s}` is not {what}"));
     Ok(match field.ty {
-        Ty::Str { .. } | Ty::Text | Ty::Email | Ty::Url | Ty::Origin => Val::Str(s.to_string()),
+        // A single value within the field's own rules (its length, an email's or a URL's
+        // form), as the description's filter schema says: a value no record can hold is a
+        // mistake. A list's values are described by their text only, as for numbers.
+        Ty::Str { .. } | Ty::Text | Ty::Email | Ty::Url | Ty::Origin => {
+            if bounded {
+                if let Err(Error::Validation { message, .. } | Error::InvalidParameter { message, .. }) =
+                    crate::domain::value::from_json(field, &Json::String(s.to_string()))
+                {
+                    let why = message.strip_prefix(&format!("{}: ", field.name)).unwrap_or(&message).to_string();
+                    return Err(Error::parameter(k, format!("`{s}` cannot be a value of `{}`: {why}", field.name)));
+                }
+            }
+            Val::Str(s.to_string())
+        }
         // As an amount's `currency` takes them: a code no record can hold is a mistake.
         Ty::Currency => {
             if crate::domain::value::currency_exponent(s).is_none() {

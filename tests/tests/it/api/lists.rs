@@ -196,6 +196,8 @@ async fn bad_list_parameters_are_named(app: &TestApp) {
         ("filter[bedrooms][contains]=1", "invalid_parameter", "filter[bedrooms][contains]"),
         ("filter[currency][contains]=US", "invalid_parameter", "filter[currency][contains]"),
         ("filter[number][contains]=", "invalid_parameter", "filter[number][contains]"),
+        // A value the field cannot hold, as the description's filter schema says.
+        ("filter[number]=123456789012345678901234567890123456789012345678901", "invalid_parameter", "filter[number]"),
         ("filter[bedrooms]=two", "invalid_parameter", "filter[bedrooms]"),
         ("filter[market_rent][gt]=5", "invalid_parameter", "filter[market_rent][gt]"),
         ("fields[leases]=id", "invalid_parameter", "fields[leases]"),

@@ -573,6 +573,8 @@ mod tests {
             (Some("integer"), _) => s.get("minimum").map(|m| m.to_string()).unwrap_or("1".into()),
             (Some("number"), _) => "1.5".into(),
             (Some("boolean"), _) => "true".into(),
+            (_, Some("email")) => "lee@example.com".into(),
+            (_, Some("uri")) => "https://example.com/a".into(),
             _ if s["pattern"] == "^[A-Z]{3}$" => "USD".into(),
             _ if s["pattern"].as_str().is_some_and(|p| p.starts_with("^[0-9]")) => "12.50".into(),
             _ => "text".into(),
