@@ -252,16 +252,25 @@ fn RecordTable(
         <div class="table-wrap">
             <table class="records" id=id>
                 <thead><tr>{first}{headers}</tr></thead>
-                <tbody>
-                    {rows.into_iter().map(|r| view! {
-                        <tr data-id=r.id.clone()>
-                            <th scope="row"><A href=r.href.clone()>{r.title.clone()}</A></th>
-                            {r.cells.into_iter().map(|c| view! { <td><ShownValue shown=c/></td> }).collect_view()}
-                        </tr>
-                    }).collect_view()}
-                </tbody>
+                <RowsBody rows/>
             </table>
         </div>
+    }
+}
+
+/// Records as table rows: the name, a link to the record, then its cells (a list's table
+/// and a record's related lists alike).
+#[component]
+fn RowsBody(rows: Vec<Row>) -> impl IntoView {
+    view! {
+        <tbody>
+            {rows.into_iter().map(|r| view! {
+                <tr data-id=r.id.clone()>
+                    <th scope="row"><A href=r.href.clone()>{r.title.clone()}</A></th>
+                    {r.cells.into_iter().map(|c| view! { <td><ShownValue shown=c/></td> }).collect_view()}
+                </tr>
+            }).collect_view()}
+        </tbody>
     }
 }
 
@@ -466,14 +475,7 @@ fn RelatedTable(headers: Vec<String>, rows: Vec<Row>) -> impl IntoView {
         <div class="table-wrap">
             <table class="records compact">
                 <thead><tr><th scope="col">"Record"</th>{headers.into_iter().map(|h| view! { <th scope="col">{h}</th> }).collect_view()}</tr></thead>
-                <tbody>
-                    {rows.into_iter().map(|r| view! {
-                        <tr data-id=r.id.clone()>
-                            <th scope="row"><A href=r.href.clone()>{r.title.clone()}</A></th>
-                            {r.cells.into_iter().map(|c| view! { <td><ShownValue shown=c/></td> }).collect_view()}
-                        </tr>
-                    }).collect_view()}
-                </tbody>
+                <RowsBody rows/>
             </table>
         </div>
     }
