@@ -61,6 +61,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("connected-apps") view=pages::oauth::ConnectedAppsPage/>
                     <Route path=path!("sandbox") view=pages::sandbox::SandboxPage/>
                     <Route path=path!("team") view=pages::team::TeamPage/>
+                    <Route path=path!("developers/errors") view=pages::developers::ErrorsPage/>
+                    <Route path=path!("developers/tail") view=pages::developers::TailPage/>
+                    <Route path=path!("developers/find") view=pages::developers::FindPage/>
                     // The portfolio: every collection of the areas, after the pages above,
                     // whose names are no collection's (`accounts::records::ELSEWHERE`).
                     <Route path=path!(":collection") view=pages::records::ListPage/>

@@ -10,6 +10,7 @@ use leptos_router::components::A;
 
 pub mod components;
 pub mod console;
+pub mod developers;
 pub mod oauth;
 pub mod record_form;
 pub mod records;

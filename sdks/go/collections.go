@@ -56,6 +56,7 @@ type Client struct {
 	Webhooks          *Collection // /v1/webhooks
 	WebhookDeliveries *Collection // /v1/webhook-deliveries
 	FlowTokens        *Collection // /v1/flow-tokens
+	RequestLogs       *Collection // /v1/request-logs
 	// END GENERATED fields
 }
 
@@ -99,5 +100,6 @@ func (c *Client) wire() {
 	c.Webhooks = c.Collection("webhooks")
 	c.WebhookDeliveries = c.Collection("webhook-deliveries")
 	c.FlowTokens = c.Collection("flow-tokens")
+	c.RequestLogs = c.Collection("request-logs")
 	// END GENERATED wire
 }

@@ -29,6 +29,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of `serve`'s settings beside the small commands costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Runs the API (production and sandbox listeners) and the console.

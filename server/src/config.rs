@@ -23,6 +23,7 @@ const DEFAULT_DATA_DIR: &str = "./gable-data";
 const DEFAULT_SITE_ROOT: &str = "target/site";
 const DEFAULT_SCHEDULER_INTERVAL_SECS: u64 = 60;
 const DEFAULT_DELIVERY_CONCURRENCY: usize = 64;
+const DEFAULT_REQUEST_LOG_RETENTION_DAYS: u32 = crate::domain::request_log::DEFAULT_RETENTION_DAYS;
 /// Requests per second per credential (`http::rate_limit`); the burst is one second's worth.
 pub const DEFAULT_RATE_LIMIT_LIVE: u32 = 100;
 pub const DEFAULT_RATE_LIMIT_TEST: u32 = 25;
@@ -38,7 +39,7 @@ const DEFAULT_SHUTDOWN_TIMEOUT_SECS: u64 = 30;
 /// `DATABASE_URL`, `LEPTOS_SITE_ROOT` are what other tools already set), so they are
 /// listed rather than derived from a prefix; other `GABLE_*` variables (`GABLE_LOG`,
 /// the test harness's) are not settings.
-pub const ENVIRONMENT: [(&str, &str); 22] = [
+pub const ENVIRONMENT: [(&str, &str); 23] = [
     ("addr", "GABLE_ADDR"),
     ("sandbox_addr", "GABLE_SANDBOX_ADDR"),
     ("public_url", "GABLE_PUBLIC_URL"),
@@ -51,6 +52,7 @@ pub const ENVIRONMENT: [(&str, &str); 22] = [
     ("webhook_allow_cidrs", "GABLE_WEBHOOK_ALLOW_CIDRS"),
     ("master_key", "GABLE_MASTER_KEY"),
     ("delivery_concurrency", "GABLE_DELIVERY_CONCURRENCY"),
+    ("request_log_retention_days", "GABLE_REQUEST_LOG_RETENTION_DAYS"),
     ("rate_limit_live", "GABLE_RATE_LIMIT_LIVE"),
     ("rate_limit_test", "GABLE_RATE_LIMIT_TEST"),
     ("header_read_timeout_secs", "GABLE_HEADER_READ_TIMEOUT"),
@@ -121,6 +123,10 @@ pub struct ServeArgs {
     /// [env: GABLE_DELIVERY_CONCURRENCY]
     #[arg(long, default_value_t = DEFAULT_DELIVERY_CONCURRENCY)]
     pub delivery_concurrency: usize,
+    /// Days the request log keeps each API call (1 at least); older records are purged by
+    /// the scheduler. [env: GABLE_REQUEST_LOG_RETENTION_DAYS]
+    #[arg(long, default_value_t = DEFAULT_REQUEST_LOG_RETENTION_DAYS, value_parser = clap::value_parser!(u32).range(1..=366))]
+    pub request_log_retention_days: u32,
     /// Requests per second each live key may make on the `/v1` API (bursts of one second's
     /// worth); 0 = unlimited. Per process. [env: GABLE_RATE_LIMIT_LIVE]
     #[arg(long, default_value_t = DEFAULT_RATE_LIMIT_LIVE)]
@@ -200,6 +206,7 @@ pub struct Config {
     /// directory for SQLite; required for PostgreSQL.
     pub master_key: Option<crate::crypto::KeyText>,
     pub delivery_concurrency: usize,
+    pub request_log_retention_days: u32,
     pub rate_limit_live: u32,
     pub rate_limit_test: u32,
     pub header_read_timeout_secs: u64,
@@ -227,6 +234,7 @@ impl Default for Config {
             webhook_allow_cidrs: Vec::new(),
             master_key: None,
             delivery_concurrency: DEFAULT_DELIVERY_CONCURRENCY,
+            request_log_retention_days: DEFAULT_REQUEST_LOG_RETENTION_DAYS,
             rate_limit_live: DEFAULT_RATE_LIMIT_LIVE,
             rate_limit_test: DEFAULT_RATE_LIMIT_TEST,
             header_read_timeout_secs: DEFAULT_HEADER_READ_TIMEOUT_SECS,
@@ -290,6 +298,7 @@ impl Config {
             trusted_proxies: self.trusted_proxies.clone(),
             webhook_allow_cidrs: self.webhook_allow_cidrs.clone(),
             delivery_concurrency: self.delivery_concurrency,
+            request_log_retention_days: self.request_log_retention_days,
             rate_limit_live: self.rate_limit_live,
             rate_limit_test: self.rate_limit_test,
             header_read_timeout_secs: self.header_read_timeout_secs,

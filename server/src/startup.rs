@@ -72,8 +72,12 @@ impl Application {
         };
         let guard = crate::outbound::Guard::new(settings.webhook_allow_cidrs.clone());
         let outbound = crate::outbound::Client::new(guard.clone())?;
-        let ops = Operations::new(store.clone(), clock, key).with_guard(guard).with_cursors(cursors);
-        let console = crate::accounts::AccountService::shared(ops.clone());
+        let ops = Operations::new(store.clone(), clock, key)
+            .with_guard(guard)
+            .with_cursors(cursors)
+            .with_request_log(crate::ops::request_log::RequestLog::new(args.request_log_retention_days));
+        let console =
+            crate::accounts::AccountService::new(ops.clone()).with_api(&settings.public_url, &settings.sandbox_public_url).into_console();
         let embed = http::asset::Assets::load(&args.site_root);
         let state = Arc::new(AppState { store, ops, settings, outbound, embed, health: Default::default() });
         // The client layer (`http::caller`) reads the trusted proxies from the request.
@@ -174,6 +178,10 @@ impl Application {
         tokio::join!(live, test, metrics);
         if jobs.await.is_err() {
             tracing::warn!(deadline_secs = deadline.as_secs(), "background work still running at the shutdown deadline was stopped");
+        }
+        // The last requests' calls, queued after the writer stopped.
+        if let Err(e) = self.state.ops.request_log().flush(&self.state.store).await {
+            tracing::error!(error = %e, "the request log's last calls could not be written");
         }
         revocations.abort();
         self.state.store.close().await;

@@ -65,6 +65,7 @@ COLLECTIONS = {
     "webhooks": ("list", "get", "create", "update", "delete"),
     "webhook-deliveries": ("list", "get"),
     "flow-tokens": ("list", "get", "create"),
+    "request-logs": ("list", "get"),
 }
 # END GENERATED collections
 # Written by Gable only (405 on writes), so no POST is described.

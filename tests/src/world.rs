@@ -148,6 +148,32 @@ pub async fn build(app: &TestApp, tenant: Uuid, key: &str) -> World {
     )
     .await;
     w.ids.insert("webhook-deliveries", delivery.to_string());
+    // The world's own calls are in the request log too; this one is known by its id.
+    let call = Uuid::now_v7();
+    insert(
+        app,
+        tenant,
+        "request-logs",
+        call,
+        &[
+            ("method", Val::Str("POST".into())),
+            ("path", Val::Str("/v1/leases".into())),
+            ("route", Val::Str("/v1/{resource}".into())),
+            ("status", Val::Int(400)),
+            ("status_class", Val::Str("4xx".into())),
+            ("error_code", Val::Str("validation_failed".into())),
+            ("duration_ms", Val::Num(3.5)),
+            ("credential_type", Val::Str("api_key".into())),
+            ("credential_id", Val::Uuid(Uuid::now_v7())),
+            ("idempotent_replayed", Val::Bool(false)),
+            ("request_body", Val::Str("{}".into())),
+            ("request_body_truncated", Val::Bool(false)),
+            ("response_body_truncated", Val::Bool(false)),
+            ("event_ids", Val::Json(json!([event.to_string()]))),
+        ],
+    )
+    .await;
+    w.ids.insert("request-logs", call.to_string());
     let missing: Vec<&str> = COLLECTIONS.iter().map(|c| c.name).filter(|c| !w.ids.contains_key(c)).collect();
     assert!(missing.is_empty(), "the world covers every collection: add a record of {missing:?} to tests/src/world.rs");
     assert_eq!(w.ids.len(), COLLECTIONS.len(), "the world's records are of the registry's collections");

@@ -6,6 +6,7 @@
 //! they share on the server (`ssr`) and what the server provides (`ConsoleConfig`,
 //! `Caller`).
 
+mod developers;
 mod oauth;
 mod records;
 mod sandbox;
@@ -14,6 +15,7 @@ mod sessions;
 mod team;
 mod webhooks;
 
+pub use developers::*;
 pub use oauth::*;
 pub use records::*;
 pub use sandbox::*;

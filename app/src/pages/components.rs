@@ -73,36 +73,41 @@ pub(crate) fn SecretOnce(
     footer: AnyView,
     children: Children,
 ) -> impl IntoView {
-    let copied = RwSignal::new(false);
-    let copy = {
-        let secret = secret.clone();
-        move |_| {
-            let secret = secret.clone();
-            #[cfg(feature = "hydrate")]
-            {
-                if let Some(w) = web_sys::window() {
-                    let promise = w.navigator().clipboard().write_text(&secret);
-                    wasm_bindgen_futures::spawn_local(async move {
-                        if wasm_bindgen_futures::JsFuture::from(promise).await.is_ok() {
-                            copied.set(true);
-                        }
-                    });
-                }
-            }
-            #[cfg(not(feature = "hydrate"))]
-            let _ = secret;
-        }
-    };
     view! {
         <div class="secret" role="status">
             {children()}
             <div class="secret-row">
-                <code id=code_id>{secret}</code>
-                <button type="button" id=button_id on:click=copy>{move || if copied.get() { "Copied" } else { "Copy" }}</button>
+                <code id=code_id>{secret.clone()}</code>
+                <CopyButton text=secret id=button_id/>
             </div>
             {footer}
         </div>
     }
+}
+
+/// A button that copies `text` to the clipboard and says so (with WebAssembly; the text
+/// is on the page to select without it).
+#[component]
+pub(crate) fn CopyButton(text: String, id: &'static str, #[prop(optional)] label: Option<&'static str>) -> impl IntoView {
+    let copied = RwSignal::new(false);
+    let label = label.unwrap_or("Copy");
+    let copy = move |_| {
+        let text = text.clone();
+        #[cfg(feature = "hydrate")]
+        {
+            if let Some(w) = web_sys::window() {
+                let promise = w.navigator().clipboard().write_text(&text);
+                wasm_bindgen_futures::spawn_local(async move {
+                    if wasm_bindgen_futures::JsFuture::from(promise).await.is_ok() {
+                        copied.set(true);
+                    }
+                });
+            }
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = text;
+    };
+    view! { <button type="button" id=id on:click=copy>{move || if copied.get() { "Copied" } else { label }}</button> }
 }
 
 /// A status (or an environment) as a label; the value is also its style's class.

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use leptos_router::components::{Outlet, Redirect, A};
 
 use super::components::{err_text, me};
+use super::developers::FindRequest;
 use crate::api::*;
 
 /// The signed-in frame: navigation, environment switch, and the page.
@@ -38,6 +39,7 @@ pub fn ConsoleLayout() -> impl IntoView {
                             <A href="/console/sandbox">"Sandbox"</A>
                             {me.can_read("users").then(|| view! { <A href="/console/team">"Team"</A> })}
                         </nav>
+                        {me.can_read("request-logs").then(|| view! { <FindRequest/> })}
                         <div class="session">
                             <ActionForm action=set_env attr:class="env-switch">
                                 <input type="hidden" name="csrf" value=csrf_env/>

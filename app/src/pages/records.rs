@@ -13,10 +13,11 @@ use leptos_router::components::A;
 use leptos_router::hooks::{use_location, use_params_map};
 
 use super::components::{err_text, field_error, me, Badge, FormError};
+use super::developers::{CallPanel, DevelopersNav};
 use super::record_form::{FormFields, FormProblem};
 use crate::api::*;
 use crate::service::{
-    ActionInfo, ActivityItem, Chip, CollectionInfo, HistoryItem, LedgerLine, ListView, RecordView, RelatedList, Row, Shown,
+    ActionInfo, ActivityItem, CallView, Chip, CollectionInfo, HistoryItem, LedgerLine, ListView, RecordView, RelatedList, Row, Shown,
 };
 
 /// Operators of the add-a-filter form, as the API names them, in words.
@@ -110,7 +111,14 @@ fn ListBody(view: ListView) -> impl IntoView {
     };
     let new_href = format!("/console/{name}/new");
     let label = info.label.clone();
+    let developers = match info.name.as_str() {
+        "request-logs" => Some("logs"),
+        "events" => Some("events"),
+        "webhook-deliveries" => Some("deliveries"),
+        _ => None,
+    };
     view! {
+        {developers.map(|current| view! { <DevelopersNav current/> })}
         <div class="page-head">
             <h1 id="list-title">{info.label.clone()}</h1>
             {info.can_create.then(|| view! { <A href=new_href.clone() attr:class="button primary" attr:id="new-record">{format!("New {}", info.singular)}</A> })}
@@ -307,12 +315,26 @@ pub fn RecordPage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.read().get("id").unwrap_or_default();
     let act = ServerAction::<ActOnRecord>::new();
-    let record = Resource::new(move || (name(), id(), act.version().get()), |(c, id, _)| get_record(c, id));
+    // A call of the request log is read with its page's record, by one server function.
+    let record = Resource::new(
+        move || (name(), id(), act.version().get()),
+        |(c, id, _)| async move {
+            if c == "request-logs" {
+                match api_call_page(id).await {
+                    Ok((record, call)) => (Ok(record), Some(Ok(call))),
+                    Err(e) => (Err(e), None),
+                }
+            } else {
+                (get_record(c, id).await, None)
+            }
+        },
+    );
     view! {
         <Transition fallback=|| view! { <p aria-busy="true">"Loading…"</p> }>
             {move || Suspend::new(async move {
-                match record.await {
-                    Ok(view) => view! { <RecordBody view act/> }.into_any(),
+                let (record, call) = record.await;
+                match record {
+                    Ok(view) => view! { <RecordBody view act call/> }.into_any(),
                     Err(e) => view! {
                         <p><A href=format!("/console/{}", name())>"← Back to the list"</A></p>
                         <h1>"This record cannot be shown"</h1>
@@ -325,7 +347,7 @@ pub fn RecordPage() -> impl IntoView {
 }
 
 #[component]
-fn RecordBody(view: RecordView, act: ServerAction<ActOnRecord>) -> impl IntoView {
+fn RecordBody(view: RecordView, act: ServerAction<ActOnRecord>, call: Option<Result<CallView, ServerFnError>>) -> impl IntoView {
     let RecordView { info, id, title, status, fields, actions, related, history, history_note, activity, ledger, once, .. } = view;
     let csrf = me().csrf;
     let list_href = format!("/console/{}", info.name);
@@ -340,6 +362,10 @@ fn RecordBody(view: RecordView, act: ServerAction<ActOnRecord>) -> impl IntoView
             </div>
         </div>
         <p class="muted small">{format!("{} · {}", info.area, info.singular)}</p>
+        {call.map(|c| match c {
+            Ok(c) => view! { <CallPanel c/> }.into_any(),
+            Err(e) => view! { <p class="form-error" role="alert" id="call-error">{err_text(&e)}</p> }.into_any(),
+        })}
         {(!actions.is_empty()).then(|| view! {
             <section class="card" aria-labelledby="actions-title" id="record-actions">
                 <h2 id="actions-title">"Actions"</h2>
@@ -507,6 +533,19 @@ fn Ledger(lines: Vec<LedgerLine>) -> impl IntoView {
     }
 }
 
+/// Where an event was delivered: each attempt's status and subscription, linked to the
+/// attempt's page.
+#[component]
+pub(crate) fn Deliveries(list: Vec<(String, String, String)>) -> impl IntoView {
+    view! {
+        <ul class="deliveries">
+            {list.into_iter().map(|(status, url, href)| view! {
+                <li><Badge value=status/>" "<A href=href attr:class="url">{url}</A></li>
+            }).collect_view()}
+        </ul>
+    }
+}
+
 #[component]
 fn History(items: Vec<HistoryItem>, note: Option<String>, activity: Vec<ActivityItem>) -> impl IntoView {
     view! {
@@ -530,13 +569,7 @@ fn History(items: Vec<HistoryItem>, note: Option<String>, activity: Vec<Activity
                         {items.into_iter().map(|i| view! {
                             <li data-event=i.event_id.clone()>
                                 <code>{i.event_type.clone()}</code>" "<span class="muted">{i.at.clone()}</span>
-                                {(!i.deliveries.is_empty()).then(|| view! {
-                                    <ul class="deliveries">
-                                        {i.deliveries.into_iter().map(|(status, url, href)| view! {
-                                            <li><Badge value=status/>" "<A href=href attr:class="url">{url}</A></li>
-                                        }).collect_view()}
-                                    </ul>
-                                })}
+                                {(!i.deliveries.is_empty()).then(|| view! { <Deliveries list=i.deliveries/> })}
                             </li>
                         }).collect_view()}
                     </ol>

@@ -9,6 +9,7 @@
 //! its data types; this one holds what every area shares: the signed-in user (`Me`), the
 //! errors (`ConsoleError`) and the `Console` that holds the areas' services.
 
+mod developers;
 mod oauth;
 mod records;
 mod sandbox;
@@ -17,6 +18,7 @@ mod sessions;
 mod team;
 mod webhooks;
 
+pub use developers::*;
 pub use oauth::*;
 pub use records::*;
 pub use sandbox::*;
@@ -130,11 +132,12 @@ mod ssr {
         pub sandbox: Arc<dyn Sandbox>,
         pub oauth_apps: Arc<dyn OAuthApps>,
         pub records: Arc<dyn Records>,
+        pub developers: Arc<dyn Developers>,
     }
 
     impl Console {
         /// Every area served by one implementation (the server's `ConsoleService`).
-        pub fn of<S: Sessions + ServiceAccounts + Team + Webhooks + Sandbox + OAuthApps + Records>(service: Arc<S>) -> Self {
+        pub fn of<S: Sessions + ServiceAccounts + Team + Webhooks + Sandbox + OAuthApps + Records + Developers>(service: Arc<S>) -> Self {
             Console {
                 sessions: service.clone(),
                 service_accounts: service.clone(),
@@ -142,7 +145,8 @@ mod ssr {
                 webhooks: service.clone(),
                 sandbox: service.clone(),
                 oauth_apps: service.clone(),
-                records: service,
+                records: service.clone(),
+                developers: service,
             }
         }
     }

@@ -55,6 +55,7 @@ use Gable\Exception\GableException;
  * @property-read Collection $webhooks
  * @property-read Collection $webhookDeliveries
  * @property-read Collection $flowTokens
+ * @property-read Collection $requestLogs
  * END GENERATED properties
  */
 final class Client
@@ -108,6 +109,7 @@ final class Client
         'webhooks' => 'webhooks',
         'webhookDeliveries' => 'webhook-deliveries',
         'flowTokens' => 'flow-tokens',
+        'requestLogs' => 'request-logs',
         // END GENERATED collections
     ];
 

@@ -113,6 +113,7 @@ export class Gable implements Transport {
   readonly webhooks = new Collection(this, "webhooks");
   readonly webhookDeliveries = new Collection(this, "webhook-deliveries");
   readonly flowTokens = new Collection(this, "flow-tokens");
+  readonly requestLogs = new Collection(this, "request-logs");
   // END GENERATED accessors
 
   /** Sends one request (with retries); resolves to the decoded JSON answer. */

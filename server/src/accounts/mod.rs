@@ -20,7 +20,10 @@
 //! - `oauth_apps`: OAuth apps and the apps users connected (`OAuthApps`)
 //! - `records`: the portfolio: every collection of the console's areas, read and written
 //!   by staff through the operations (`Records`)
+//! - `developers`: an API call as a person reads it, the errors overview, the live tail
+//!   (`Developers`)
 
+mod developers;
 pub mod oauth_apps;
 pub mod passwords;
 pub mod records;
@@ -53,6 +56,8 @@ pub struct AccountService {
     ops: Operations,
     hasher: passwords::Hasher,
     throttle: throttle::Throttle,
+    /// The API's public addresses (production, sandbox), which a call's `curl` names.
+    api: (String, String),
 }
 
 impl AccountService {
@@ -62,12 +67,28 @@ impl AccountService {
             throttle: throttle::Throttle::new(ops.clock().clone()),
             ops,
             hasher: passwords::Hasher::new(),
+            api: ("http://127.0.0.1:8080".into(), "http://127.0.0.1:8081".into()),
         }
     }
 
-    /// The service as the console's pages use it: one value serves every area.
-    pub fn shared(ops: Operations) -> Console {
-        Console::of(Arc::new(Self::new(ops)))
+    /// The same service, naming these public addresses of the API (production, sandbox).
+    pub fn with_api(mut self, live: &str, sandbox: &str) -> Self {
+        self.api = (live.to_string(), sandbox.to_string());
+        self
+    }
+
+    /// The API's public address of an environment.
+    fn api_base(&self, livemode: bool) -> String {
+        if livemode {
+            self.api.0.clone()
+        } else {
+            self.api.1.clone()
+        }
+    }
+
+    /// This service as the console's pages use it: one value serves every area.
+    pub fn into_console(self) -> Console {
+        Console::of(Arc::new(self))
     }
 
     fn now(&self) -> DateTime<Utc> {

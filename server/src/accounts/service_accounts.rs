@@ -195,6 +195,9 @@ impl ServiceAccounts for AccountService {
                 Some(out)
             }
         };
+        if properties.is_some() && crate::domain::scopes::validate_for_properties("scopes", &scopes).is_err() {
+            return Err(invalid("scopes", "Request logs cover the whole account: a key limited to some properties cannot read them."));
+        }
         let created = self.store.create_key(tenant, account.id, key.livemode, scopes, properties).await.map_err(|e| match e {
             Error::NotFound { param: Some(p), .. } if p == "properties" => {
                 invalid("property_ids", format!("One of the chosen properties does not exist in the {env} environment."))

@@ -565,6 +565,9 @@ pub static COLLECTIONS: &[Collection] = &[
             f("data", Json(JsonShape::Object)).required(),
             f("related_object_id", Uuid).filter(),
             f("property_id", Ref("properties")).filter(),
+            f("request_id", Uuid).filter()
+                .doc("The request that caused the event (its `Request-Id`; an API call's is in the request log, `GET /v1/request-logs/{id}`); \
+                      null for what the scheduler caused on its own (`rent.due`, `lease.expiring`, `document.expiring` as time passes)."),
         ],
         property: P::Direct, writes: Writes::None, metadata: false, rules: &[], indexes: &[], secret: None,
     },
@@ -653,6 +656,44 @@ pub static COLLECTIONS: &[Collection] = &[
             field: "token", column: "token_hash", stored: SecretStore::Hashed,
             doc: "The token (`gft_…`) to give the embedding page; returned by this response only. Gable keeps its hash.",
         }),
+    },
+    Collection {
+        name: "request-logs", object: "request_log", table: "request_logs",
+        doc: "One call of the API (`/v1`) in this environment, as Gable received and answered it: the request log. Its `id` is the \
+              request's `Request-Id`. Written by Gable only, off the request path; kept 7 days (a setting). Secrets (API keys, \
+              tokens, codes, client and webhook secrets, passwords) are redacted before it is written. A property-limited \
+              credential cannot hold `request-logs:read`.",
+        fields: &[
+            f("method", Enum(&["GET", "HEAD", "POST", "PATCH", "PUT", "DELETE", "OPTIONS", "OTHER"])).required().filter(),
+            f("path", Str { max: 2048 }).required().filter().doc("The path as sent, e.g. `/v1/leases/0190…`."),
+            f("route", Str { max: 200 }).filter().doc("The route's template, e.g. `/v1/{resource}/{id}` (null when no route matched)."),
+            f("query", Str { max: 8192 }).doc("The query string as sent, without its `?`; secrets redacted. Null without one."),
+            f("status", Int { min: 100, max: 599 }).required().sort().doc("The response's status."),
+            f("status_class", Enum(&["1xx", "2xx", "3xx", "4xx", "5xx"])).required().filter().doc("The status's class: `filter[status_class]=4xx`."),
+            f("error_code", Str { max: 64 }).filter().doc("The `error.code` of an error answer, e.g. `validation_failed`; null for a success."),
+            f("duration_ms", Num { min: 0.0, max: 1.0e9 }).required().doc("From the credential's check to the response's head, in milliseconds."),
+            f("credential_type", Enum(&["api_key", "oauth", "flow_token"])).required().filter(),
+            f("credential_id", Uuid).required().filter()
+                .doc("The API key's id, the OAuth authorization's (one per app and user) or the flow token's."),
+            f("key_prefix", Str { max: 20 }).doc("An API key's first characters, as the console lists keys (`gbl_test_AbCd`)."),
+            f("oauth_client_id", Uuid).doc("The OAuth app's id, for an OAuth access token."),
+            f("user_id", Uuid).doc("The user an OAuth app acts for."),
+            f("idempotency_key", Str { max: 200 }).filter().doc("The request's `Idempotency-Key`, if it sent one."),
+            f("idempotent_replayed", Bool).default(D::Bool(false)).filter()
+                .doc("Whether the answer was the stored answer of an earlier request with the same key (`Idempotent-Replayed: true`)."),
+            f("api_version", Str { max: 10 }).doc("The API version the request was served at (`Gable-Version`)."),
+            f("client_ip", Str { max: 64 }).filter().doc("The client's address (behind trusted proxies, the forwarded one)."),
+            f("user_agent", Str { max: 500 }),
+            f("request_headers", Json(JsonShape::Object))
+                .doc("The request's headers by lower-case name; `authorization`, `cookie` and secrets in any other are redacted."),
+            f("request_body", Str { max: 65_536 }).doc("The body as sent (the first 64 KiB), secrets redacted; null without one."),
+            f("request_body_truncated", Bool).default(D::Bool(false)).doc("Whether `request_body` was cut at 64 KiB."),
+            f("response_body", Str { max: 65_536 }).doc("The answer's body (the first 64 KiB), secrets redacted."),
+            f("response_body_truncated", Bool).default(D::Bool(false)).doc("Whether `response_body` was cut at 64 KiB."),
+            f("event_ids", RefList("events")).doc("The events the request caused (at most 100), in the order they happened."),
+        ],
+        // Tenant-wide: the traffic of every property; `scopes::TENANT_WIDE_ONLY` keeps property-limited credentials off it.
+        property: P::None, writes: Writes::None, metadata: false, rules: &[], indexes: &[], secret: None,
     },
 ];
 

@@ -16,6 +16,7 @@ pub mod record;
 pub mod registry;
 pub mod rent;
 pub mod reports;
+pub mod request_log;
 pub mod scopes;
 pub mod validate;
 pub mod value;

@@ -25,6 +25,27 @@ pub fn validate(param: &str, scopes: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Collections whose records belong to no property and show the whole tenant's business
+/// (the request log: every call of every integration): a property-limited credential
+/// cannot hold their scopes, rather than holding them and seeing nothing.
+pub const TENANT_WIDE_ONLY: &[&str] = &["request-logs"];
+
+/// Refuses (naming `param`) a scope of a [`TENANT_WIDE_ONLY`] collection for a credential
+/// limited to some properties.
+pub fn validate_for_properties(param: &str, scopes: &[String]) -> Result<()> {
+    for s in scopes {
+        if let Some((c, _)) = s.rsplit_once(':') {
+            if TENANT_WIDE_ONLY.contains(&c) {
+                return Err(Error::validation(
+                    param,
+                    format!("`{s}` covers the whole account; a key limited to some properties cannot hold it"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn is_valid(s: &str) -> bool {
     if s == "*" || s == "*:read" {
         return true;

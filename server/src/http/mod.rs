@@ -28,6 +28,7 @@ pub mod listener;
 pub mod oauth;
 pub mod rate_limit;
 pub mod request_id;
+pub mod request_log;
 pub mod send_deadline;
 pub mod state;
 pub mod version;

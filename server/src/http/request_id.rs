@@ -1,29 +1,13 @@
 //! Every request gets a uuid (given at the edge, `http::edge`): in the `Request-Id`
-//! header, in `meta.request_id` and `error.request_id`, and on the tracing span around
-//! the request.
+//! header, in `meta.request_id` and `error.request_id`, on the tracing span around the
+//! request, on the events it causes, and as the id of its request log record. The
+//! task-local itself is on the ground floor (`observe::request_id`), where the outbox
+//! reads it too.
 
 use axum::http::{HeaderValue, Response};
 use uuid::Uuid;
 
-tokio::task_local! {
-    static REQUEST_ID: Uuid;
-}
-
-/// The id of the request being served on this task, if any.
-pub fn current_request_id() -> Option<Uuid> {
-    REQUEST_ID.try_with(|id| *id).ok()
-}
-
-/// Runs `serving` with `id` as the request id of its task (`current_request_id`).
-pub fn scope<F: std::future::Future>(id: Uuid, serving: F) -> tokio::task::futures::TaskLocalFuture<Uuid, F> {
-    REQUEST_ID.scope(id, serving)
-}
-
-/// Runs `call` with `id` as the request id of this thread's task, for what it does
-/// before it returns.
-pub fn sync_scope<T>(id: Uuid, call: impl FnOnce() -> T) -> T {
-    REQUEST_ID.sync_scope(id, call)
-}
+pub use crate::observe::request_id::{current as current_request_id, scope, sync_scope};
 
 /// Puts the request id on its response.
 pub fn mark<B>(resp: &mut Response<B>, id: Uuid) {

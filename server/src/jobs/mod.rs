@@ -1,11 +1,13 @@
 //! Background work started beside the listeners: the scheduler (what time causes,
 //! `ops::time`, on real time and on each sandbox's clock, then the retention of events,
-//! deliveries and idempotency keys), the report worker, and the webhook delivery worker.
+//! deliveries, idempotency keys and the request log), the report worker, the webhook
+//! delivery worker, and the request log's writer.
 //! All work through the database, so any number of processes may run them side by side.
 //! They take what they use, a [`Background`]: the operations and the outbound client.
 
 pub mod deliveries;
 pub mod reports;
+pub mod request_log;
 pub mod retention;
 pub mod supervise;
 
@@ -78,7 +80,7 @@ async fn scheduler_round(ops: &Operations) -> Result<Round> {
     for (tenant, offset) in clocked {
         round.absorb(time::passes(ops, now + offset, Reach::Sandbox(tenant)).await?);
     }
-    round.events_purged = retention::purge_old_events(ops.store(), now).await?;
+    round.events_purged = retention::purge_old_events(ops.store(), now, ops.request_log().retention()).await?;
     ops.store().refresh_statistics_if_due().await?;
     Ok(round)
 }
@@ -150,6 +152,10 @@ pub async fn run(with: Background, interval: Option<Duration>, delivery_concurre
             }
         }
     };
+    let request_log = {
+        let (ops, stop, health) = (ops.clone(), stop.clone(), health.clone());
+        move || request_log::run(ops.clone(), stop.clone(), health.clone())
+    };
     // Each loop in a task of its own: a panic in one is logged and that loop restarts,
     // the others run on (`supervise`).
     // A loop this process does not run is not watched (readiness does not wait for it).
@@ -160,6 +166,7 @@ pub async fn run(with: Background, interval: Option<Duration>, delivery_concurre
             }
         },
         supervise::supervise(REPORTS, &health, stop.clone(), worker),
+        supervise::supervise(request_log::REQUEST_LOG, &health, stop.clone(), request_log),
         async {
             if delivery_concurrency > 0 {
                 supervise::supervise(DELIVERIES, &health, stop.clone(), deliveries).await;

@@ -1,7 +1,8 @@
 //! Retention: what is kept for a while only, purged each scheduler round. Events are kept
 //! 30 days (longer than any scheduled occurrence's window, `ops::time::scheduled`, so the
 //! event that marks an occurrence as fired outlives it), the delivery register 30 days,
-//! idempotency keys 24 hours.
+//! idempotency keys 24 hours, the request log as long as its setting says (7 days unless
+//! told otherwise).
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -13,12 +14,13 @@ use crate::store::{Intent, Store};
 const BATCH: u64 = 1000;
 
 /// Deletes events older than the 30 days they are kept (their deliveries go with them,
-/// `ON DELETE CASCADE`), delivery attempts older than the register's 30 days, and
-/// idempotency keys older than their 24 hours, each in batches of `BATCH` rows per
-/// transaction; returns the events deleted.
-pub async fn purge_old_events(store: &Store, now: DateTime<Utc>) -> Result<u64> {
+/// `ON DELETE CASCADE`), delivery attempts older than the register's 30 days, idempotency
+/// keys older than their 24 hours, and request log records older than `request_logs`,
+/// each in batches of `BATCH` rows per transaction; returns the events deleted.
+pub async fn purge_old_events(store: &Store, now: DateTime<Utc>, request_logs: Duration) -> Result<u64> {
     in_batches(store, Purge::Deliveries, now).await?;
     in_batches(store, Purge::IdempotencyKeys, now).await?;
+    in_batches(store, Purge::RequestLogs(request_logs), now).await?;
     in_batches(store, Purge::Events, now).await
 }
 
@@ -26,6 +28,8 @@ pub async fn purge_old_events(store: &Store, now: DateTime<Utc>) -> Result<u64> 
 enum Purge {
     Deliveries,
     IdempotencyKeys,
+    /// Records older than this.
+    RequestLogs(Duration),
     Events,
 }
 
@@ -39,6 +43,7 @@ async fn in_batches(store: &Store, what: Purge, now: DateTime<Utc>) -> Result<u6
             .in_system(Intent::Write, async |tx| match what {
                 Purge::Deliveries => crate::store::deliveries::delete_before(tx, cutoff, BATCH).await,
                 Purge::IdempotencyKeys => crate::store::idempotency::delete_before(tx, now - crate::store::idempotency::KEEP, BATCH).await,
+                Purge::RequestLogs(kept) => crate::store::request_logs::delete_before(tx, now - kept, BATCH).await,
                 Purge::Events => crate::store::events::delete_before(tx, cutoff, BATCH).await,
             })
             .await?;

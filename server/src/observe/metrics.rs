@@ -42,6 +42,12 @@ pub const READY: &str = "gable_ready";
 /// (`store::readers::inline`): a steady rise means scans that an index could serve.
 pub const SQLITE_READS_MOVED: &str = "gable_sqlite_reads_moved_total";
 
+/// Calls of the API the request log dropped because its queue was full (`ops::request_log`):
+/// a steady rise means the writer cannot keep up with the traffic.
+pub const REQUEST_LOG_DROPPED: &str = "gable_request_log_dropped_total";
+/// Calls the request log wrote.
+pub const REQUEST_LOG_WRITTEN: &str = "gable_request_log_written_total";
+
 /// The `listener` label: `live` (production) or `sandbox`.
 pub fn listener(livemode: bool) -> &'static str {
     if livemode {

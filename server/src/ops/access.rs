@@ -55,6 +55,8 @@ pub struct Principal {
     pub actor: Actor,
     /// A flow token's grant: its flow, subject and origin.
     pub flow: Option<Arc<Grant>>,
+    /// An OAuth access token's app (its client's id) and the user it acts for.
+    pub oauth: Option<(Uuid, Uuid)>,
 }
 
 /// A signed-in console user: the principal and the session as stored (name, role, CSRF).
@@ -137,6 +139,7 @@ impl Operations {
                 grants: key.scopes.into(),
             },
             flow: None,
+            oauth: None,
         })
     }
 
@@ -154,6 +157,7 @@ impl Operations {
                 grants: access.scopes.into(),
             },
             flow: None,
+            oauth: Some((access.client, access.user)),
         })
     }
 
@@ -184,6 +188,7 @@ impl Operations {
                 grants: Arc::from(Vec::<String>::new()),
             },
             flow: Some(Arc::new(grant)),
+            oauth: None,
         };
         Ok(Found { principal, refused })
     }
@@ -215,6 +220,7 @@ impl Operations {
                 grants: s.permissions.clone().into(),
             },
             flow: None,
+            oauth: None,
         };
         Ok(Some(SignedIn { principal, session: s }))
     }

@@ -28,6 +28,7 @@ pub mod outbox;
 mod postings;
 pub mod reads;
 mod reports;
+pub mod request_log;
 pub mod setup;
 pub mod time;
 
@@ -137,6 +138,8 @@ pub struct Operations {
     guard: outbound::Guard,
     /// Signs and checks list cursors (`reads`).
     cursors: Arc<CursorKey>,
+    /// The queue of API calls to record, and how long records are kept (`request_log`).
+    request_log: request_log::RequestLog,
 }
 
 /// One unit of work: a tenant transaction with the actor, its time, and what to wake
@@ -169,7 +172,19 @@ impl Operations {
             key: Arc::new(key),
             guard: outbound::Guard::default(),
             cursors: Arc::new(CursorKey::new(&cursor_secret)),
+            request_log: request_log::RequestLog::default(),
         }
+    }
+
+    /// The same operations, keeping API calls in the request log as `log` says.
+    pub fn with_request_log(mut self, log: request_log::RequestLog) -> Operations {
+        self.request_log = log;
+        self
+    }
+
+    /// Where API calls are queued for the request log.
+    pub fn request_log(&self) -> &request_log::RequestLog {
+        &self.request_log
     }
 
     /// The same operations, signing list cursors with `cursors` (every process of a

@@ -280,6 +280,9 @@ pub fn acting_scopes(held: &[String], grant: &Grant) -> Vec<String> {
 #[derive(Debug, Clone)]
 pub struct Access {
     pub grant: Uuid,
+    /// The app (its client's id) and the user it acts for.
+    pub client: Uuid,
+    pub user: Uuid,
     pub tenant: Uuid,
     pub livemode: bool,
     pub scopes: Vec<String>,
@@ -297,5 +300,6 @@ pub async fn access(store: &Store, secret: &str, now: DateTime<Utc>) -> std::res
         store.oauth_touch_grant(t.grant.id, now).await?;
     }
     let scopes = acting_scopes(&t.scopes, &t.grant);
-    Ok(Some(Access { grant: t.grant.id, tenant: t.grant.tenant_id, livemode: t.grant.livemode, scopes }))
+    let g = &t.grant;
+    Ok(Some(Access { grant: g.id, client: g.client, user: g.user_id, tenant: g.tenant_id, livemode: g.livemode, scopes }))
 }

@@ -48,6 +48,7 @@ pub(super) async fn emit(
         property: property.or_else(|| rec.property_id(c)),
         occurrence: None,
         at: w.now,
+        request: crate::observe::request_id::current(),
     };
     let attempts = write(&mut w.tx, e).await?.unwrap_or(0);
     // The delivery worker of this process starts at commit (others hear the NOTIFY); an

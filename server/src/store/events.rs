@@ -23,6 +23,8 @@ pub struct NewEvent<'a> {
     /// and end date). An occurrence is written once; a second attempt does nothing.
     pub occurrence: Option<&'a str>,
     pub at: DateTime<Utc>,
+    /// The request that caused it (`observe::request_id`), none for what time caused.
+    pub request: Option<Uuid>,
 }
 
 /// Writes an event at the current API version; returns its id, or `None` when it was
@@ -40,6 +42,7 @@ pub async fn insert(tx: &mut Tx, e: NewEvent<'_>) -> Result<Option<Uuid>> {
             ("related_object_id", e.related.into()),
             ("property_id", e.property.into()),
             ("occurrence", e.occurrence.map(str::to_owned).into()),
+            ("request_id", e.request.into()),
         ],
     );
     if e.occurrence.is_some() {

@@ -53,6 +53,10 @@ pub struct ApiKey {
     pub last_used_at: Option<DateTime<Utc>>,
 }
 
+/// How much of a key is kept in plain (`gbl_test_AbCd`): what the console lists beside a
+/// key and the request log shows, never enough to use it.
+pub const PREFIX_CHARS: usize = 13;
+
 /// A freshly created key: the only time the secret exists outside the caller's hands.
 #[derive(Debug, serde::Serialize)]
 pub struct IssuedKey {
@@ -170,9 +174,12 @@ impl Store {
         property_ids: Option<Vec<Uuid>>,
     ) -> Result<IssuedKey> {
         crate::domain::scopes::validate("scopes", &scopes)?;
+        if property_ids.is_some() {
+            crate::domain::scopes::validate_for_properties("scopes", &scopes)?;
+        }
         let secret = generate_secret(livemode);
         let key_id = Uuid::now_v7();
-        let prefix: String = secret.chars().take(13).collect();
+        let prefix: String = secret.chars().take(PREFIX_CHARS).collect();
         self.in_system(Intent::Write, async |tx| {
             if let Some(props) = &property_ids {
                 // Every constrained property must exist in the tenant and environment.

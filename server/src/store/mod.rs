@@ -28,6 +28,7 @@ pub mod ledger;
 pub mod oauth;
 pub mod readers;
 pub mod records;
+pub mod request_logs;
 pub mod sandbox;
 pub mod schema;
 mod sql;

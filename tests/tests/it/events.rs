@@ -1457,6 +1457,7 @@ async fn a_large_backlog_is_purged_in_batches(app: &TestApp) {
                     property: None,
                     occurrence: None,
                     at: t0,
+                    request: None,
                 };
                 gable::store::events::insert(tx, e).await?;
             }

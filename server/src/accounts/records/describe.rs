@@ -13,23 +13,29 @@ use crate::domain::workflow::{self, Action, Input};
 
 /// The console's areas, in the navigation's order, and the collections of each. Staff
 /// find a collection where a property manager looks for it (Buildium's and AppFolio's
-/// menus); the collections that describe API access rather than the portfolio (users,
-/// roles, webhooks, their deliveries, flow tokens) have pages of their own ([`ELSEWHERE`]).
+/// menus); Developers holds what an integrator reads (the request log, events, webhook
+/// deliveries); the collections that describe API access rather than the portfolio
+/// (users, roles, webhooks, flow tokens) have pages of their own ([`ELSEWHERE`]).
 pub const AREAS: &[(&str, &[&str])] = &[
     ("Portfolio", &["properties", "buildings", "units", "rooms", "beds", "owners", "companies", "organizations"]),
     ("Leasing", &["listings", "leads", "viewings", "applications", "screening", "leases", "signatures", "tenancies"]),
     ("Stays", &["bookings", "guests"]),
     ("Money", &["charges", "invoices", "payments", "refunds", "accounting-entries", "reports"]),
     ("Maintenance", &["workorders", "inspections", "assets", "vendors", "purchase-orders"]),
-    ("Records", &["documents", "tasks", "messages", "events"]),
+    ("Records", &["documents", "tasks", "messages"]),
+    // What integrators look at: every API call, the events, their webhook deliveries.
+    ("Developers", &["request-logs", "events", "webhook-deliveries"]),
 ];
 
 /// Collections the console shows on their own pages (Team, Webhooks) or not at all (flow
 /// tokens are minted by integrations for one visitor).
-pub const ELSEWHERE: &[&str] = &["users", "roles", "webhooks", "webhook-deliveries", "flow-tokens"];
+pub const ELSEWHERE: &[&str] = &["users", "roles", "webhooks", "flow-tokens"];
 
 /// Fields that name a record for people, in the order they are preferred.
-const NAME_FIELDS: &[&str] = &["name", "number", "label", "title", "subject", "signer_name", "type", "email"];
+const NAME_FIELDS: &[&str] = &["name", "number", "label", "title", "subject", "signer_name", "type", "email", "path"];
+/// Lists whose columns are chosen here rather than worked out from the fields: what an
+/// integrator scans a request log for.
+const CHOSEN_COLUMNS: &[(&str, &[&str])] = &[("request-logs", &["method", "status", "error_code", "duration_ms", "created_at"])];
 /// Actions that undo or end something: the page asks before running them.
 const DESTRUCTIVE: &[&str] =
     &["cancel", "void", "deny", "decline", "lose", "withdraw", "terminate", "end", "reverse", "fail", "no_show", "move_out", "unlist"];
@@ -223,6 +229,9 @@ pub fn actions_from(c: &Collection, status: &str) -> Vec<ActionInfo> {
 /// The columns a list shows when none are chosen: its status, its first references and
 /// amount and date, then when it was made. The record's name is its own first column.
 pub fn default_columns(c: &Collection) -> Vec<String> {
+    if let Some((_, chosen)) = CHOSEN_COLUMNS.iter().find(|(n, _)| *n == c.name) {
+        return chosen.iter().map(|f| f.to_string()).collect();
+    }
     let name = name_field(c).map(|f| f.name);
     let mut out: Vec<&str> = vec![];
     let push = |n: &'static str, out: &mut Vec<&str>| {

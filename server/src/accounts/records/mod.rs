@@ -15,7 +15,7 @@
 
 mod describe;
 mod forms;
-mod show;
+pub(in crate::accounts) mod show;
 
 use gable_app::service::{
     ActivityItem, Area, Chip, Choice, CollectionInfo, ConsoleError, FieldValue, HistoryItem, LedgerLine, ListView, Me, RecordForm,
@@ -378,14 +378,27 @@ impl AccountService {
 
     /// The events about `r`, each with its delivery attempts, when the role may read them.
     async fn history(&self, actor: &Actor, r: &Record) -> (Vec<HistoryItem>, Option<String>) {
+        self.events_where(actor, "related_object_id", r.id, "-created_at").await
+    }
+
+    /// The events whose `field` is `value` (at most `HISTORY_ROWS`, in `sort`'s order),
+    /// each with its delivery attempts, when the role may read them; or why they are not
+    /// shown. A record's history, and the events an API call caused (`developers`).
+    pub(in crate::accounts) async fn events_where(
+        &self,
+        actor: &Actor,
+        field: &str,
+        value: Uuid,
+        sort: &str,
+    ) -> (Vec<HistoryItem>, Option<String>) {
         let Some(events) = collection("events") else { return (vec![], None) };
         if actor.require(events, Access::Read).is_err() {
             return (vec![], Some("Your role does not allow seeing events (it needs the permission `events:read`).".into()));
         }
         let pairs = vec![
-            ("filter[related_object_id]".to_string(), r.id.to_string()),
+            (format!("filter[{field}]"), value.to_string()),
             ("limit".to_string(), HISTORY_ROWS.to_string()),
-            ("sort".to_string(), "-created_at".to_string()),
+            ("sort".to_string(), sort.to_string()),
         ];
         let Ok(q) = ListQuery::parse(events, &pairs) else { return (vec![], None) };
         let page = match self.ops.list(actor, events, q).await {

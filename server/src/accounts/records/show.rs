@@ -137,6 +137,10 @@ pub fn shown(f: &Field, r: &Record, related: &Related) -> Shown {
         (_, Val::Str(s)) => Shown::Text(s.clone()),
         (_, Val::Int(i)) => Shown::Text(i.to_string()),
         (_, Val::Num(n)) => Shown::Text(n.to_string()),
+        // An event's call: its page in the request log.
+        (Ty::Uuid, Val::Uuid(u)) if f.name == "request_id" => {
+            Shown::Link { text: u.to_string(), href: format!("/console/request-logs/{u}") }
+        }
         (_, Val::Uuid(u)) => Shown::Text(u.to_string()),
         (_, other) => Shown::Text(crate::domain::value::to_json(other, r.currency()).to_string()),
     }

@@ -1,6 +1,7 @@
 //! The `/v1` API: one router per endpoint module, merged here. Everything but the API
-//! description sits behind [`per_credential`]: the credential (`http::auth`), then its
-//! rate limit (`http::rate_limit`), then idempotency right around the handlers
+//! description sits behind [`per_credential`]: the credential (`http::auth`), the call's
+//! recording for the request log (`http::request_log`), then the credential's rate limit
+//! (`http::rate_limit`), then idempotency right around the handlers
 //! (`http::idempotency`), in one layer, in that order.
 
 pub mod flow;
@@ -16,7 +17,7 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use crate::http::state::ApiState;
-use crate::http::{auth, idempotency, rate_limit};
+use crate::http::{auth, idempotency, rate_limit, request_log};
 
 pub fn router(state: &ApiState) -> Router<ApiState> {
     let authenticated = Router::new()
@@ -33,11 +34,20 @@ pub fn router(state: &ApiState) -> Router<ApiState> {
 /// What every authenticated route runs behind: the request's credential, refused `401`
 /// without one; then its rate limit, `429` over it; then idempotency for a `POST`. Only
 /// authenticated requests count against a limit, and every authenticated response
-/// carries the rate-limit fields.
+/// carries the rate-limit fields. Every call with a credential is recorded in its
+/// tenant's request log, refusals included (a call without one belongs to no tenant).
 async fn per_credential(State(st): State<ApiState>, mut req: Request, next: Next) -> Response {
     let credential = match auth::authenticate(&st, &mut req).await {
         Ok(id) => id,
         Err(refused) => return refused,
     };
-    rate_limit::limit(&st.rate_limits, st.livemode, credential, req, |req| idempotency::guard(&st, req, next)).await
+    let mut recording = request_log::start(&st, &mut req);
+    let resp = match request_log::take_declared_body(&mut recording, req).await {
+        Ok(req) => rate_limit::limit(&st.rate_limits, st.livemode, credential, req, |req| idempotency::guard(&st, req, next)).await,
+        Err(refused) => refused,
+    };
+    match recording {
+        Some(r) => r.finish(&st, resp).await,
+        None => resp,
+    }
 }

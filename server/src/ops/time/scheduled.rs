@@ -128,6 +128,8 @@ pub async fn tick(store: &Store, now: DateTime<Utc>, reach: Reach) -> Result<Fir
                     property: rec.property_id(due.collection),
                     occurrence: Some(&occurrence),
                     at: now,
+                    // A sandbox clock moved by a request: the request caused them.
+                    request: crate::observe::request_id::current(),
                 };
                 if outbox::write(&mut tx, e).await?.is_some() {
                     fired.total += 1;

@@ -12,6 +12,7 @@
 //! - `keys`: scopes and property constraints of API keys.
 //! - `rate_limits`: the limits per credential and their headers.
 //! - `openapi`: `/v1/openapi.json` tells the truth about what is served.
+//! - `request_logs`: every call recorded with what it sent and got, its events, its filters.
 
 mod collections;
 mod errors;
@@ -24,3 +25,4 @@ mod operations;
 mod paging;
 mod protocol;
 mod rate_limits;
+pub mod request_logs;

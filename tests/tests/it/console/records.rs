@@ -60,7 +60,7 @@ async fn every_collection_lists_and_reads(app: &TestApp) {
 
     let areas = svc.areas(&me);
     let names: Vec<&str> = areas.iter().map(|a| a.name.as_str()).collect();
-    assert_eq!(names, ["Portfolio", "Leasing", "Stays", "Money", "Maintenance", "Records"]);
+    assert_eq!(names, ["Portfolio", "Leasing", "Stays", "Money", "Maintenance", "Records", "Developers"]);
     let listed: usize = areas.iter().map(|a| a.collections.len()).sum();
     assert_eq!(listed + ELSEWHERE.len(), gable::domain::collections::COLLECTIONS.len());
 

@@ -23,6 +23,8 @@
 //!   credential may (third review).
 //! - `expansions`: `expand[]` reads only what a read of each collection would: scopes,
 //!   properties, tenants, and what events carry.
+//! - `request_logs`: the request log is the tenant's, its environment's and its scope's
+//!   alone, and keeps no secret a call carried.
 //! - `files`: the data directory is private, and a restore checks what it restores (third
 //!   review).
 
@@ -34,6 +36,7 @@ mod flows;
 mod listeners;
 mod oauth;
 mod privileges;
+mod request_logs;
 mod reveals;
 mod scopes;
 mod sessions;

@@ -478,11 +478,12 @@ mod tests {
     /// The document's size is watched, not left to grow unnoticed (docs/api.md, "Its size,
     /// decided"): every status and exact value made it 740 KB, about 53 KB gzipped as
     /// served; describing expansions on every operation that answers with records, 879 KB
-    /// and 61 KB. A change that crosses a budget has to say why in the docs and move it.
+    /// and 61 KB; the request log's collection, 906 KB and 64.5 KB. A change that crosses
+    /// a budget has to say why in the docs and move it.
     #[test]
     fn the_document_stays_within_its_size_budget() {
-        const BUDGET: usize = 900_000;
-        const GZIPPED_BUDGET: usize = 64_000;
+        const BUDGET: usize = 950_000;
+        const GZIPPED_BUDGET: usize = 68_000;
         for livemode in [true, false] {
             let body = serde_json::to_vec(&document("https://api.example.com", livemode)).unwrap();
             let mut zipped = Vec::new();

@@ -146,6 +146,7 @@ public final class Gable {
     public Resource webhooks() { return collection("webhooks"); }
     public Resource webhookDeliveries() { return collection("webhook-deliveries"); }
     public Resource flowTokens() { return collection("flow-tokens"); }
+    public Resource requestLogs() { return collection("request-logs"); }
     // END GENERATED accessors
 
     /**
