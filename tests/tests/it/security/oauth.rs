@@ -307,3 +307,35 @@ gable_tests::both!(oauth_refresh_follows_the_role_and_refuses_a_disabled_user);
 gable_tests::both!(disabling_a_user_revokes_their_grants_in_the_same_transaction);
 gable_tests::both!(authorize_errors_are_shown_never_bounced_to_the_app);
 gable_tests::both!(connected_apps_show_one_entry_per_app_and_revoke_it_whole);
+
+/// The request log (issue 39) through an app: its calls are recorded as the app's (its
+/// app and user named), it reads the log while the user's role allows, and not from the
+/// moment the user is demoted below `request-logs:read`.
+async fn oauth_request_log_follows_a_demotion(app: &TestApp) {
+    let a = account(app, "olive@maple.example").await;
+    let analyst = a.role(app, "Analyst", &["request-logs:read", "properties:read"]).await;
+    let clerk = a.role(app, "Clerk", &["properties:read"]).await;
+    let una = a.user("una@maple.example", &analyst).await;
+    let c = app_of_someone_else(app).await;
+    let (access, _) = tokens(app, &c, a.tenant, una, &["request-logs:read", "properties:read"]).await;
+    let call = a.call(app, &access, "GET", "/v1/properties", None).await;
+    assert_eq!(call.status, 200, "{}", call.text);
+    let id = call.headers["request-id"].to_str().unwrap().to_string();
+    let log = crate::api::request_logs::logged(app, true, &access, &id).await;
+    assert_eq!(log["credential_type"], "oauth");
+    assert_eq!(log["oauth_client_id"], json!(c.id.to_string()));
+    assert_eq!(log["user_id"], json!(una.to_string()));
+    // The owner demotes Una: her app may not read the log any more, at once.
+    let r = a.call(app, &a.key, "PATCH", &format!("/v1/users/{una}"), Some(json!({ "role_id": clerk }))).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    refused(&a.call(app, &access, "GET", &format!("/v1/request-logs/{id}"), None).await, "request-logs:read");
+    refused(&a.call(app, &access, "GET", "/v1/request-logs", None).await, "request-logs:read");
+    assert_eq!(a.call(app, &access, "GET", "/v1/properties", None).await.status, 200, "what the role still allows");
+    // Nor is the token itself in the log.
+    let stored = format!(
+        "COALESCE(request_body, '') || COALESCE(response_body, '') || COALESCE(CAST(request_headers AS TEXT), '') LIKE '%{}%'",
+        &access[4..]
+    );
+    assert_eq!(app.count_where("request_logs", &stored).await, 0, "the access token is not stored");
+}
+gable_tests::both!(oauth_request_log_follows_a_demotion);
