@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 use leptos::server_fn::ServerFnError;
+use leptos_router::components::A;
 
 use crate::service::Me;
 
@@ -135,4 +136,17 @@ pub(crate) fn short_time(t: &str) -> String {
 /// The signed-in user, which the console's frame provides to every page inside it.
 pub(crate) fn me() -> Me {
     expect_context::<Me>()
+}
+
+/// Where an event was delivered: each attempt's status and subscription, linked to the
+/// attempt's page.
+#[component]
+pub(crate) fn Deliveries(list: Vec<(String, String, String)>) -> impl IntoView {
+    view! {
+        <ul class="deliveries">
+            {list.into_iter().map(|(status, url, href)| view! {
+                <li><Badge value=status/>" "<A href=href attr:class="url">{url}</A></li>
+            }).collect_view()}
+        </ul>
+    }
 }

@@ -10,8 +10,7 @@ use leptos::prelude::*;
 use leptos_router::components::{Redirect, A};
 use leptos_router::hooks::use_query_map;
 
-use super::components::{err_text, me, CopyButton};
-use super::records::Deliveries;
+use super::components::{err_text, me, CopyButton, Deliveries};
 use crate::api::*;
 use crate::service::{CallView, ErrorsView, TailLine};
 

@@ -12,7 +12,7 @@ use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_location, use_params_map};
 
-use super::components::{err_text, field_error, me, Badge, FormError};
+use super::components::{err_text, field_error, me, Badge, Deliveries, FormError};
 use super::developers::{CallPanel, DevelopersNav};
 use super::record_form::{FormFields, FormProblem};
 use crate::api::*;
@@ -530,19 +530,6 @@ fn Ledger(lines: Vec<LedgerLine>) -> impl IntoView {
                 </table>
             </div>
         </section>
-    }
-}
-
-/// Where an event was delivered: each attempt's status and subscription, linked to the
-/// attempt's page.
-#[component]
-pub(crate) fn Deliveries(list: Vec<(String, String, String)>) -> impl IntoView {
-    view! {
-        <ul class="deliveries">
-            {list.into_iter().map(|(status, url, href)| view! {
-                <li><Badge value=status/>" "<A href=href attr:class="url">{url}</A></li>
-            }).collect_view()}
-        </ul>
     }
 }
 

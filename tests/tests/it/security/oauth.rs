@@ -308,7 +308,7 @@ gable_tests::both!(disabling_a_user_revokes_their_grants_in_the_same_transaction
 gable_tests::both!(authorize_errors_are_shown_never_bounced_to_the_app);
 gable_tests::both!(connected_apps_show_one_entry_per_app_and_revoke_it_whole);
 
-/// The request log (issue 39) through an app: its calls are recorded as the app's (its
+/// The request log through an app: its calls are recorded as the app's (its
 /// app and user named), it reads the log while the user's role allows, and not from the
 /// moment the user is demoted below `request-logs:read`.
 async fn oauth_request_log_follows_a_demotion(app: &TestApp) {

@@ -1,4 +1,4 @@
-//! The request log (issue 39) from the attacker's side: another tenant, the other
+//! The request log from the attacker's side: another tenant, the other
 //! environment, a weaker key and a property-limited key read none of a tenant's calls;
 //! and no secret a call carried (API keys, webhook secrets, OAuth codes, tokens and
 //! client secrets, passwords, flow tokens), in its body, headers or query, nor in its
