@@ -92,9 +92,20 @@ async fn a_reset_deletes_the_sandbox_and_nothing_else(app: &TestApp) {
     let r = app.call(&a.test_key, "GET", "/v1/sandbox/clock", None).await;
     let now = chrono::DateTime::parse_from_rfc3339(r.body["data"]["now"].as_str().unwrap()).unwrap();
     assert!((now.with_timezone(&chrono::Utc) - app.clock.now()).num_seconds().abs() < 5, "the clock is reset");
+    let last = r.headers["request-id"].to_str().unwrap().to_string();
     let r = app.call_on(true, &a.live_key, "GET", &format!("/v1/payments/{live_pay}"), None).await;
     assert_eq!(r.body["data"]["status"], "succeeded");
-    assert_eq!(reset(app, a.id).await, 0, "a second reset finds nothing");
+    // Nothing but the request log of the calls since (written in order: once the last
+    // sandbox call is, every one before it is).
+    for _ in 0..40 {
+        if app.count_where("request_logs", &format!("id = '{last}'")).await == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let logged = app.count_where("request_logs", &format!("tenant_id = '{}' AND livemode = FALSE", a.id)).await;
+    assert!(logged >= 2, "the calls since the reset are in the log ({logged})");
+    assert_eq!(reset(app, a.id).await as i64, logged, "a second reset finds nothing but the log of the calls since");
 }
 both!(a_reset_deletes_the_sandbox_and_nothing_else);
 
