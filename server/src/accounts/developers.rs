@@ -88,12 +88,16 @@ fn logs_href(filters: &[(&str, String)]) -> String {
     format!("/console/request-logs?{q}")
 }
 
-fn tail_line(r: &Record) -> TailLine {
-    let status = r.get("status");
-    let status = match status {
+/// A call's answered status.
+fn status_of(r: &Record) -> u16 {
+    match r.get("status") {
         crate::domain::value::Val::Int(n) => u16::try_from(*n).unwrap_or(0),
         _ => 0,
-    };
+    }
+}
+
+fn tail_line(r: &Record) -> TailLine {
+    let status = status_of(r);
     let duration = match r.get("duration_ms") {
         crate::domain::value::Val::Num(ms) => format!("{ms:.1} ms"),
         _ => String::new(),
@@ -117,7 +121,7 @@ impl Developers for AccountService {
         let actor = actor_of(me)?;
         let id = Uuid::parse_str(id.trim()).map_err(|_| ConsoleError::NotFound("That API call".into()))?;
         let r = self.ops.read(&actor, c, id, &Expand::default()).await.map_err(refusal)?.record;
-        let status = tail_line(&r).status;
+        let status = status_of(&r);
         let line = format!("{} {}", r.get("method").as_str().unwrap_or_default(), r.get("path").as_str().unwrap_or_default());
         let base = self.api_base(me.livemode);
         let caused = matches!(r.get("event_ids"), crate::domain::value::Val::Json(Json::Array(ids)) if !ids.is_empty());

@@ -7,14 +7,14 @@
 //! every row carries its tenant and environment like any tenant row, and PostgreSQL's
 //! `tenant_wall` holds reads of it to them.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use sea_query::{Cond, Expr, Order, Query, SimpleExpr};
 use serde_json::Value as Json;
 use uuid::Uuid;
 
-use super::sql::{a, col};
+use super::sql::{a, col, values_in};
 use super::Tx;
 use crate::error::{Error, Result};
 
@@ -140,16 +140,8 @@ pub async fn events_of(tx: &mut Tx, requests: &[(Uuid, bool, Uuid)], per_request
     if requests.is_empty() {
         return Ok(found);
     }
-    // One equality group per tenant environment, as `sql::keys_in` does for ids: each
-    // is a walk of the `events_request_id` index.
-    let mut groups: BTreeMap<(Uuid, bool), Vec<Uuid>> = BTreeMap::new();
-    for (tenant, livemode, request) in requests {
-        groups.entry((*tenant, *livemode)).or_default().push(*request);
-    }
-    let mut any = Cond::any();
-    for ((tenant, livemode), ids) in groups {
-        any = any.add(Cond::all().add(col("tenant_id").eq(tenant)).add(col("livemode").eq(livemode)).add(col("request_id").is_in(ids)));
-    }
+    // One equality group per tenant environment: each a walk of the `events_request_id` index.
+    let any = values_in("request_id", requests.iter().copied());
     let sel = Query::select()
         .columns(["request_id", "id"].map(a))
         .from(a("events"))

@@ -28,13 +28,19 @@ pub(super) fn tc(table: &str, column: &str) -> Expr {
 /// row of the tenant, filtering for the ids (measured: 4,000 rows read to update 16); the
 /// grouped form is one primary-key lookup per id on both databases.
 pub(super) fn keys_in(keys: impl IntoIterator<Item = (Uuid, bool, Uuid)>) -> sea_query::Cond {
+    values_in("id", keys)
+}
+
+/// As [`keys_in`], on another uuid column of the tenant's rows (`request_id` of events).
+pub(super) fn values_in(column: &str, keys: impl IntoIterator<Item = (Uuid, bool, Uuid)>) -> sea_query::Cond {
     let mut groups: std::collections::BTreeMap<(Uuid, bool), Vec<Uuid>> = Default::default();
     for (tenant, livemode, id) in keys {
         groups.entry((tenant, livemode)).or_default().push(id);
     }
     let mut any = sea_query::Cond::any();
     for ((tenant, livemode), ids) in groups {
-        any = any.add(sea_query::Cond::all().add(col("tenant_id").eq(tenant)).add(col("livemode").eq(livemode)).add(col("id").is_in(ids)));
+        any =
+            any.add(sea_query::Cond::all().add(col("tenant_id").eq(tenant)).add(col("livemode").eq(livemode)).add(col(column).is_in(ids)));
     }
     any
 }
