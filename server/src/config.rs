@@ -123,9 +123,9 @@ pub struct ServeArgs {
     /// [env: GABLE_DELIVERY_CONCURRENCY]
     #[arg(long, default_value_t = DEFAULT_DELIVERY_CONCURRENCY)]
     pub delivery_concurrency: usize,
-    /// Days the request log keeps each API call (1 at least); older records are purged by
-    /// the scheduler. [env: GABLE_REQUEST_LOG_RETENTION_DAYS]
-    #[arg(long, default_value_t = DEFAULT_REQUEST_LOG_RETENTION_DAYS, value_parser = clap::value_parser!(u32).range(1..=366))]
+    /// Days the request log keeps each API call; older records are purged by the
+    /// scheduler. 0 records no call (and purges what was). [env: GABLE_REQUEST_LOG_RETENTION_DAYS]
+    #[arg(long, default_value_t = DEFAULT_REQUEST_LOG_RETENTION_DAYS, value_parser = clap::value_parser!(u32).range(0..=366))]
     pub request_log_retention_days: u32,
     /// Requests per second each live key may make on the `/v1` API (bursts of one second's
     /// worth); 0 = unlimited. Per process. [env: GABLE_RATE_LIMIT_LIVE]

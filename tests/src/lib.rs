@@ -300,6 +300,23 @@ async fn fresh_sqlite() -> (Store, String, tempfile::TempDir) {
     (store, url, dir)
 }
 
+/// A connection to the SQLite database at `url`, with the request log's file attached
+/// when there is one (Gable keeps the log in a file of its own, read unqualified as
+/// `request_logs`, `gable::store::request_log_file`), so tests read it as Gable does.
+pub async fn sqlite_connection(url: &str) -> sqlx::SqliteConnection {
+    let mut c = sqlx::SqliteConnection::connect(url).await.expect("open sqlite");
+    let path = url.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
+    let log = gable::store::request_log_file(std::path::Path::new(path.split('?').next().unwrap_or(path)));
+    if log.exists() {
+        sqlx::query("ATTACH DATABASE ? AS request_log")
+            .bind(log.to_string_lossy().into_owned())
+            .execute(&mut c)
+            .await
+            .expect("attach the log");
+    }
+    c
+}
+
 /// A fresh migrated PostgreSQL database and its URL, or `None` (with a loud note) when
 /// PostgreSQL is unreachable and not required.
 async fn fresh_postgres() -> Option<(Store, String)> {
@@ -497,7 +514,7 @@ impl TestApp {
     pub async fn exec(&self, sql: &str) -> u64 {
         match self.backend {
             Backend::Sqlite => {
-                let mut c = sqlx::SqliteConnection::connect(&self.database_url).await.expect("sqlite");
+                let mut c = sqlite_connection(&self.database_url).await;
                 sqlx::query(sql).execute(&mut c).await.expect("statement").rows_affected()
             }
             Backend::Postgres => {
@@ -512,7 +529,7 @@ impl TestApp {
         let sql = format!("SELECT COUNT(*) FROM {table} WHERE {cond}");
         match self.backend {
             Backend::Sqlite => {
-                let mut c = sqlx::SqliteConnection::connect(&self.database_url).await.expect("sqlite");
+                let mut c = sqlite_connection(&self.database_url).await;
                 let (n,): (i64,) = sqlx::query_as(&sql).fetch_one(&mut c).await.expect("count");
                 n
             }

@@ -1,6 +1,6 @@
 //! A database's schema, read back from the database itself, the same way from any database
-//! of one kind: SQLite's `sqlite_master` and `pragma table_info / index_list /
-//! foreign_key_list`; PostgreSQL's `information_schema.columns`, `pg_indexes`,
+//! of one kind: SQLite's `sqlite_master` (and the request log's file's) and `pragma
+//! table_info / index_list / foreign_key_list`; PostgreSQL's `information_schema.columns`, `pg_indexes`,
 //! `pg_constraint`, `pg_policies` and the table privileges of `gable_app`. Two databases
 //! made differently (the migrations; the registry's DDL, `gable schema`) compare table by
 //! table, whatever order or statements made them.
@@ -101,7 +101,20 @@ impl Database {
 
     pub async fn connect(&self) -> Conn {
         match self.backend {
-            Backend::Sqlite => Conn::Sqlite(SqliteConnection::connect(&self.url).await.expect("open sqlite")),
+            Backend::Sqlite => {
+                let mut c = crate::sqlite_connection(&self.url).await;
+                // Every schema's objects, the request log's file among them when attached.
+                let attached: Vec<String> = sqlx::query_scalar("SELECT name FROM pragma_database_list WHERE name <> 'temp'")
+                    .fetch_all(&mut c)
+                    .await
+                    .expect("databases");
+                let every = attached.iter().map(|d| format!("SELECT type, name, sql FROM \"{d}\".sqlite_master")).collect::<Vec<_>>();
+                sqlx::raw_sql(&format!("CREATE TEMP VIEW every_master AS {}", every.join(" UNION ALL ")))
+                    .execute(&mut c)
+                    .await
+                    .expect("a view of every schema");
+                Conn::Sqlite(c)
+            }
             Backend::Postgres => Conn::Postgres(PgConnection::connect(&self.url).await.expect("open postgres")),
         }
     }
@@ -120,7 +133,7 @@ impl Conn {
     pub async fn tables(&mut self) -> BTreeMap<String, Table> {
         let names: Vec<String> = match self {
             Conn::Sqlite(c) => sqlx::query_scalar(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations'",
+                "SELECT name FROM every_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations'",
             )
             .fetch_all(c)
             .await
@@ -192,7 +205,7 @@ async fn sqlite_table(c: &mut SqliteConnection, name: &str) -> Table {
                 t.indexes.insert(format!("unique {columns}"), format!("UNIQUE {columns}"));
             }
             _ => {
-                let sql: Option<String> = sqlx::query_scalar("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?")
+                let sql: Option<String> = sqlx::query_scalar("SELECT sql FROM every_master WHERE type = 'index' AND name = ?")
                     .bind(&index)
                     .fetch_one(&mut *c)
                     .await

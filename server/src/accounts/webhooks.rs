@@ -48,6 +48,10 @@ fn col(name: &str) -> Result<&'static Collection, ConsoleError> {
 }
 
 /// An id from a form or a link; anything else cannot name a record of this tenant.
+fn event_not_found() -> ConsoleError {
+    ConsoleError::NotFound("The event".into())
+}
+
 fn parse_id(id: &str, missing: fn() -> ConsoleError) -> Result<Uuid, ConsoleError> {
     Uuid::parse_str(id.trim()).map_err(|_| missing())
 }
@@ -367,5 +371,15 @@ impl Webhooks for AccountService {
         let attempt = w.replay_delivery(id).await.map_err(fail())?;
         w.commit().await.map_err(fail())?;
         Ok(delivery_view(&attempt))
+    }
+
+    async fn resend_event(&self, me: &Me, event_id: &str) -> Result<Vec<DeliveryView>, ConsoleError> {
+        let actor = self.manager(me, "resend events")?;
+        let id = parse_id(event_id, event_not_found)?;
+        let fail = || webhook_error("resending an event", event_not_found);
+        let mut w = self.ops.begin(&actor).await.map_err(fail())?;
+        let attempts = w.replay_event(id, &Map::new()).await.map_err(fail())?;
+        w.commit().await.map_err(fail())?;
+        Ok(attempts.iter().map(delivery_view).collect())
     }
 }

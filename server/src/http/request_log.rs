@@ -7,8 +7,9 @@
 //! A request body of a declared length (what clients send) is read before the handler
 //! (`take_declared_body`; the admission layer has refused one over the limit), so the log
 //! has it even when the call is refused before its body is looked at; a chunked body is
-//! copied as the handler reads it ([`Tee`], the chunks kept by reference, up to
-//! `BODY_LIMIT`), so what the handler sees and refuses is unchanged. The answer's body is
+//! copied as the handler reads it ([`Tee`], up to `BODY_LIMIT`), so what the handler
+//! sees and refuses is unchanged. What is kept is copied (headers into one buffer,
+//! bodies): the request's own are slices of the connection's read buffer. The answer's body is
 //! taken when it is already whole (every answer of the API is made in memory); a
 //! streamed answer would be recorded without its body rather than held.
 
@@ -31,7 +32,7 @@ use crate::http::request_id::current_request_id;
 use crate::http::state::ApiState;
 use crate::http::{access_log, idempotency, version};
 use crate::ops::access::Kind;
-use crate::ops::request_log::{Captured, Credential};
+use crate::ops::request_log::{Captured, Credential, Headers};
 
 /// A call being recorded: what was known of it when it arrived.
 pub struct Recording {
@@ -48,11 +49,12 @@ struct Copied {
 }
 
 /// Starts recording `req` (its credential resolved into its extensions), or `None` for a
-/// request the log does not keep: one without a bearer credential's principal.
+/// request the log does not keep: one without a bearer credential's principal, any while
+/// the log is off, and one that arrives while the log's queue is full (counted dropped).
 pub fn start(st: &ApiState, req: &mut Request) -> Option<Recording> {
     let started = Instant::now();
     let principal = req.extensions().get::<Principal>()?;
-    if principal.kind == Kind::ConsoleSession {
+    if principal.kind == Kind::ConsoleSession || !st.app.ops.request_log().take_turn() {
         return None;
     }
     let id = current_request_id()?;
@@ -69,7 +71,7 @@ pub fn start(st: &ApiState, req: &mut Request) -> Option<Recording> {
         path: uri.path().to_string(),
         query: uri.query().map(str::to_string),
         route: req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()),
-        headers: req.headers().clone(),
+        headers: Headers::copy(req.headers()),
         credential,
         status: 0,
         duration: Default::default(),
@@ -114,7 +116,9 @@ pub async fn take_declared_body(recording: &mut Option<Recording>, req: Request)
         .await
         .map_err(|_| Error::InvalidRequest { message: "the request body could not be read".into(), param: None }.into_response())?;
     r.call.request_len = bytes.len();
-    r.call.request_body = vec![if bytes.len() > BODY_LIMIT + 4 { Bytes::copy_from_slice(&bytes[..BODY_LIMIT + 4]) } else { bytes.clone() }];
+    // A copy: the body may be a slice of the connection's read buffer, which a queued
+    // call would keep alive whole.
+    r.call.request_body = vec![Bytes::copy_from_slice(&bytes[..bytes.len().min(BODY_LIMIT + 4)])];
     Ok(Request::from_parts(parts, Body::from(bytes)))
 }
 
@@ -166,8 +170,8 @@ impl http_body::Body for Tee {
                 c.total += data.len();
                 let room = (BODY_LIMIT + 4).saturating_sub(c.kept);
                 if room > 0 {
-                    // A piece of a larger chunk is copied, so the queue never pins the rest of it.
-                    let piece = if data.len() <= room { data.clone() } else { Bytes::copy_from_slice(&data[..room]) };
+                    // Copied: a chunk is a slice of a larger buffer the queue must not pin.
+                    let piece = Bytes::copy_from_slice(&data[..data.len().min(room)]);
                     c.kept += piece.len();
                     c.chunks.push(piece);
                 }

@@ -7,7 +7,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use crate::error::Result;
-use crate::store::{Intent, Store};
+use crate::store::{deliveries, events, idempotency, request_logs, Intent, Store};
 
 /// Rows deleted per transaction: each batch is short, so writes of requests wait for
 /// SQLite's single writer at most that long, however much has piled up.
@@ -15,12 +15,12 @@ const BATCH: u64 = 1000;
 
 /// Deletes events older than the 30 days they are kept (their deliveries go with them,
 /// `ON DELETE CASCADE`), delivery attempts older than the register's 30 days, idempotency
-/// keys older than their 24 hours, and request log records older than `request_logs`,
+/// keys older than their 24 hours, and request log records older than `request_log_kept`,
 /// each in batches of `BATCH` rows per transaction; returns the events deleted.
-pub async fn purge_old_events(store: &Store, now: DateTime<Utc>, request_logs: Duration) -> Result<u64> {
+pub async fn purge_old_events(store: &Store, now: DateTime<Utc>, request_log_kept: Duration) -> Result<u64> {
     in_batches(store, Purge::Deliveries, now).await?;
     in_batches(store, Purge::IdempotencyKeys, now).await?;
-    in_batches(store, Purge::RequestLogs(request_logs), now).await?;
+    in_batches(store, Purge::RequestLogs(request_log_kept), now).await?;
     in_batches(store, Purge::Events, now).await
 }
 
@@ -39,14 +39,15 @@ async fn in_batches(store: &Store, what: Purge, now: DateTime<Utc>) -> Result<u6
     let cutoff = now - Duration::days(30);
     let mut total = 0;
     loop {
-        let n = store
-            .in_system(Intent::Write, async |tx| match what {
-                Purge::Deliveries => crate::store::deliveries::delete_before(tx, cutoff, BATCH).await,
-                Purge::IdempotencyKeys => crate::store::idempotency::delete_before(tx, now - crate::store::idempotency::KEEP, BATCH).await,
-                Purge::RequestLogs(kept) => crate::store::request_logs::delete_before(tx, now - kept, BATCH).await,
-                Purge::Events => crate::store::events::delete_before(tx, cutoff, BATCH).await,
-            })
-            .await?;
+        let n = match what {
+            Purge::Deliveries => store.in_system(Intent::Write, async |tx| deliveries::delete_before(tx, cutoff, BATCH).await).await?,
+            Purge::IdempotencyKeys => {
+                store.in_system(Intent::Write, async |tx| idempotency::delete_before(tx, now - idempotency::KEEP, BATCH).await).await?
+            }
+            // The log is written apart from the rest (its own file on SQLite).
+            Purge::RequestLogs(kept) => store.in_request_log(async |tx| request_logs::delete_before(tx, now - kept, BATCH).await).await?,
+            Purge::Events => store.in_system(Intent::Write, async |tx| events::delete_before(tx, cutoff, BATCH).await).await?,
+        };
         total += n;
         if n < BATCH {
             return Ok(total);

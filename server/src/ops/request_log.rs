@@ -31,15 +31,17 @@ use crate::observe::metrics as m;
 use crate::store::request_logs::{self as stored, NewRequestLog};
 use crate::store::{Intent, Store};
 
-/// Calls the queue holds at most: a few seconds of a busy process's traffic.
-pub const QUEUE_CALLS: usize = 8_192;
-/// Bytes of bodies the queue holds at most (each call's are at most twice
-/// `rules::BODY_LIMIT`): bounds the memory a writer that falls behind can pin.
-pub const QUEUE_BYTES: usize = 16 << 20;
-/// The share of one core the writer may take while calls keep coming: after a batch,
-/// when another batch's worth is already waiting, it rests long enough to keep to it.
-/// Requests come first; when the writer cannot keep up within it, the queue fills and
-/// calls are dropped (counted). With less waiting it writes at full speed.
+/// Calls the queue holds at most: a burst of a second or two of a busy process's traffic
+/// (the writer takes a batch as soon as one waits). Under a load the writer cannot keep
+/// up with the queue stays full, and holds this much memory.
+pub const QUEUE_CALLS: usize = 2_048;
+/// Bytes of bodies and headers the queue holds at most (each call's bodies are at most
+/// twice `rules::BODY_LIMIT`): bounds the memory a writer that falls behind can pin.
+pub const QUEUE_BYTES: usize = 4 << 20;
+/// The share of the time the writer may spend writing: after each batch it rests long
+/// enough to keep to it (19 times the batch's time). That bounds what the log costs a
+/// core and the database, whatever the load: requests come first; when the writer cannot
+/// keep up within it, the queue fills and calls are dropped (counted).
 pub const WRITER_SHARE: f64 = 0.05;
 /// Calls written per transaction: short, so SQLite's one writer is never held long.
 pub const BATCH: usize = 200;
@@ -70,7 +72,7 @@ pub struct Captured {
     pub path: String,
     pub query: Option<String>,
     pub route: Option<String>,
-    pub headers: HeaderMap,
+    pub headers: Headers,
     pub credential: Credential,
     pub status: u16,
     pub duration: Duration,
@@ -85,7 +87,41 @@ pub struct Captured {
 
 impl Captured {
     fn weight(&self) -> usize {
-        self.request_body.iter().map(Bytes::len).sum::<usize>() + self.response_body.len()
+        self.request_body.iter().map(Bytes::len).sum::<usize>() + self.response_body.len() + self.headers.0.len()
+    }
+}
+
+/// A request's headers as sent, copied into one buffer of `name: value` lines (a value
+/// holds no line break). A header map's values are slices of the connection's read
+/// buffer, so a queued call that kept the map would keep whole buffers alive (measured:
+/// tens of megabytes under load); one copy is one allocation.
+#[derive(Debug, Default, Clone)]
+pub struct Headers(Vec<u8>);
+
+impl Headers {
+    pub fn copy(map: &HeaderMap) -> Headers {
+        let size = map.iter().map(|(n, v)| n.as_str().len() + v.len() + 3).sum();
+        let mut buf = Vec::with_capacity(size);
+        for (name, value) in map {
+            buf.extend_from_slice(name.as_str().as_bytes());
+            buf.extend_from_slice(b": ");
+            buf.extend_from_slice(value.as_bytes());
+            buf.push(b'\n');
+        }
+        Headers(buf)
+    }
+
+    /// Each header (lower-case name, value as sent), in the order they came.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.0.split(|b| *b == b'\n').filter(|l| !l.is_empty()).filter_map(|line| {
+            let at = line.iter().position(|b| *b == b':')?;
+            Some((std::str::from_utf8(&line[..at]).ok()?, line.get(at + 2..).unwrap_or_default()))
+        })
+    }
+
+    /// The first value of `name` (lower-case), when it is text.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.iter().find(|(n, _)| *n == name).and_then(|(_, v)| std::str::from_utf8(v).ok())
     }
 }
 
@@ -104,6 +140,8 @@ struct Inner {
     batch_ready: Notify,
     dropped: AtomicU64,
     retention: chrono::Duration,
+    /// Off (a retention of 0 days): no call is recorded, and what was is purged.
+    recording: bool,
 }
 
 impl Default for RequestLog {
@@ -113,6 +151,7 @@ impl Default for RequestLog {
 }
 
 impl RequestLog {
+    /// A log keeping calls `retention_days`; 0 records nothing (and purges what was).
     pub fn new(retention_days: u32) -> RequestLog {
         RequestLog {
             inner: Arc::new(Inner {
@@ -120,7 +159,8 @@ impl RequestLog {
                 bytes: AtomicUsize::new(0),
                 batch_ready: Notify::new(),
                 dropped: AtomicU64::new(0),
-                retention: chrono::Duration::days(i64::from(retention_days.max(1))),
+                retention: chrono::Duration::days(i64::from(retention_days)),
+                recording: retention_days > 0,
             }),
         }
     }
@@ -135,9 +175,31 @@ impl RequestLog {
         self.inner.dropped.load(Ordering::Relaxed)
     }
 
-    /// Whether calls come faster than batches are written: a batch's worth is waiting.
+    /// Whether calls come faster than batches are written: a batch's worth is waiting,
+    /// by count or by bytes (large answers, list pages with expansions, fill the queue's
+    /// bytes long before its count).
     pub fn busy(&self) -> bool {
-        self.inner.queue.len() >= BATCH
+        self.inner.queue.len() >= BATCH || self.inner.bytes.load(Ordering::Relaxed) >= QUEUE_BYTES / 2
+    }
+
+    /// Whether a call arriving now would be queued: a call that would be dropped is not
+    /// even taken (`take_turn`), so that a process under more load than the writer
+    /// keeps up with spends nothing on the calls it cannot keep.
+    pub fn has_room(&self) -> bool {
+        !self.inner.queue.is_full() && self.inner.bytes.load(Ordering::Relaxed) < QUEUE_BYTES
+    }
+
+    /// Whether to take a call arriving now: the log records, and its queue has room;
+    /// otherwise the call is counted dropped (while the log records) and not taken.
+    pub fn take_turn(&self) -> bool {
+        if !self.inner.recording {
+            return false;
+        }
+        let room = self.has_room();
+        if !room {
+            self.drop_one();
+        }
+        room
     }
 
     /// Queues a call for the writer, or drops it (counted) when the queue is full. Never waits.
@@ -148,7 +210,7 @@ impl RequestLog {
             return self.drop_one();
         }
         match self.inner.queue.push(call) {
-            Ok(()) if self.inner.queue.len() == BATCH => self.inner.batch_ready.notify_one(),
+            Ok(()) if self.busy() => self.inner.batch_ready.notify_one(),
             Ok(()) => {}
             Err(_) => {
                 self.inner.bytes.fetch_sub(weight, Ordering::Relaxed);
@@ -191,31 +253,26 @@ impl RequestLog {
     }
 
     /// Writes one batch: redacted (on the blocking pool: regular expressions over up to
-    /// 128 KiB a call), with the events of each call that could have caused some, in one
-    /// transaction.
+    /// 128 KiB a call), with the events of each call that could have caused some (read
+    /// first: a call is offered after its changes were committed), in one transaction of
+    /// the log's own (`Store::in_request_log`).
     pub async fn write(store: &Store, batch: Vec<Captured>) -> Result<usize> {
-        let rows = tokio::task::spawn_blocking(move || batch.into_iter().map(redacted).collect::<Vec<_>>())
+        let mut rows = tokio::task::spawn_blocking(move || batch.into_iter().map(redacted).collect::<Vec<_>>())
             .await
             .map_err(crate::error::Error::internal)?;
         let n = rows.len();
-        store
-            .in_system(Intent::Write, async |tx| {
-                let mut rows = rows;
-                // Only a change can cause an event: reads and refusals are not looked up.
-                let writes: Vec<(Uuid, bool, Uuid)> = rows
-                    .iter()
-                    .filter(|r| !matches!(r.method, "GET" | "HEAD") && r.status < 400)
-                    .map(|r| (r.tenant, r.livemode, r.id))
-                    .collect();
-                let mut events = stored::events_of(tx, &writes, EVENTS_PER_CALL).await?;
-                for r in &mut rows {
-                    if let Some(ids) = events.remove(&r.id) {
-                        r.event_ids = ids;
-                    }
+        // Only a change can cause an event: reads and refusals are not looked up.
+        let writes: Vec<(Uuid, bool, Uuid)> =
+            rows.iter().filter(|r| !matches!(r.method, "GET" | "HEAD") && r.status < 400).map(|r| (r.tenant, r.livemode, r.id)).collect();
+        if !writes.is_empty() {
+            let mut events = store.in_system(Intent::Read, async |tx| stored::events_of(tx, &writes, EVENTS_PER_CALL).await).await?;
+            for r in &mut rows {
+                if let Some(ids) = events.remove(&r.id) {
+                    r.event_ids = ids;
                 }
-                stored::insert(tx, &rows).await
-            })
-            .await?;
+            }
+        }
+        store.in_request_log(async |tx| stored::insert(tx, &rows).await).await?;
         metrics::counter!(m::REQUEST_LOG_WRITTEN).increment(n as u64);
         Ok(n)
     }
@@ -224,7 +281,7 @@ impl RequestLog {
 /// A captured call as it is stored: every secret taken out of its path, query, headers
 /// and bodies.
 fn redacted(c: Captured) -> NewRequestLog {
-    let header = |name: &str| c.headers.get(name).and_then(|v| v.to_str().ok());
+    let header = |name: &str| c.headers.get(name);
     let key_prefix = match c.credential.kind {
         // The part of a key the console shows beside it: never enough to use it.
         Kind::ApiKey => header("authorization")
@@ -235,10 +292,18 @@ fn redacted(c: Captured) -> NewRequestLog {
     let idempotency_key = header("idempotency-key").map(|k| rules::scrub(k).chars().take(200).collect());
     let user_agent = header("user-agent").map(|ua| rules::scrub(ua).chars().take(500).collect());
     let mut headers = Map::new();
-    for name in c.headers.keys() {
-        let values: Vec<String> =
-            c.headers.get_all(name).iter().map(|v| rules::redact_header(name.as_str(), &String::from_utf8_lossy(v.as_bytes()))).collect();
-        headers.insert(name.as_str().to_string(), Json::String(values.join(", ")));
+    for (name, value) in c.headers.iter() {
+        let value = rules::redact_header(name, &String::from_utf8_lossy(value));
+        // A header sent more than once is one member, its values joined.
+        match headers.get_mut(name) {
+            Some(Json::String(joined)) => {
+                joined.push_str(", ");
+                joined.push_str(&value);
+            }
+            _ => {
+                headers.insert(name.to_string(), Json::String(value));
+            }
+        }
     }
     let request_body = (c.request_len > 0).then(|| {
         let kept: Vec<u8> = c.request_body.concat();
@@ -324,7 +389,7 @@ mod tests {
             path: "/v1/units".into(),
             query: None,
             route: None,
-            headers: HeaderMap::new(),
+            headers: Headers::default(),
             credential: Credential { kind: Kind::ApiKey, id: Uuid::from_u128(2), oauth: None },
             status: 200,
             duration: Duration::from_millis(1),
@@ -345,15 +410,39 @@ mod tests {
             log.offer(call(n, 10));
         }
         assert_eq!(log.dropped(), 5, "by count");
+        assert!(!log.has_room());
+        assert!(!log.take_turn(), "a call arriving at a full queue is not taken");
+        assert_eq!(log.dropped(), 6, "and is counted");
         let first = log.take(3);
         assert_eq!(first.iter().map(|c| c.id.as_u128()).collect::<Vec<_>>(), vec![0, 1, 2], "oldest first");
         while !log.take(BATCH).is_empty() {}
-        // By bytes: 16 MiB of bodies at most.
+        // By bytes: 4 MiB of bodies at most.
         for n in 0..20 {
             log.offer(call(n, 1 << 20));
         }
-        assert_eq!(log.dropped(), 5 + 4);
-        assert_eq!(log.take(100).len(), 16);
+        assert_eq!(log.dropped(), 6 + 16);
+        assert_eq!(log.take(100).len(), 4);
         assert!(!log.busy());
+        assert!(log.take_turn());
+        let off = RequestLog::new(0);
+        assert!(!off.take_turn(), "a log that is off takes nothing");
+        assert_eq!(off.dropped(), 0, "nor counts it dropped");
+    }
+
+    #[test]
+    fn headers_are_copied_whole_and_read_back_in_order() {
+        let mut map = HeaderMap::new();
+        map.insert("content-type", "application/json".parse().unwrap());
+        map.append("x-tag", "a".parse().unwrap());
+        map.append("x-tag", "b: c".parse().unwrap());
+        map.insert("x-empty", "".parse().unwrap());
+        let h = Headers::copy(&map);
+        let all: Vec<(&str, &[u8])> = h.iter().collect();
+        assert_eq!(all, vec![("content-type", &b"application/json"[..]), ("x-tag", b"a"), ("x-tag", b"b: c"), ("x-empty", b"")]);
+        assert_eq!((h.get("x-tag"), h.get("x-empty"), h.get("absent")), (Some("a"), Some(""), None));
+        let mut c = call(1, 0);
+        c.headers = h;
+        let row = redacted(c);
+        assert_eq!(row.request_headers["x-tag"], "a, b: c", "one member, its values joined");
     }
 }

@@ -12,7 +12,7 @@ use uuid::Uuid;
 use super::demo::{self, Portfolio};
 use super::Operations;
 use crate::error::Result;
-use crate::store::{sandbox, Intent};
+use crate::store::{request_logs, sandbox, Intent};
 
 /// What a sandbox reset did.
 #[derive(Debug, Serialize)]
@@ -37,7 +37,9 @@ impl Operations {
     pub async fn reset_sandbox(&self, tenant: Uuid, demo: bool) -> Result<SandboxReset> {
         // A system transaction: the reset spans every collection's table and the sandbox
         // clock, each statement limited to this tenant's sandbox rows.
-        let rows_deleted = self.store.in_system(Intent::Write, async |tx| sandbox::reset(tx, tenant).await).await?;
+        let mut rows_deleted = self.store.in_system(Intent::Write, async |tx| sandbox::reset(tx, tenant).await).await?;
+        // The sandbox's request log is written apart (its own file on SQLite).
+        rows_deleted += self.store.in_request_log(async |tx| request_logs::delete_environment(tx, tenant, false).await).await?;
         let demo = match demo {
             true => Some(demo::portfolio(self, tenant).await?),
             false => None,

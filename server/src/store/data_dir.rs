@@ -60,17 +60,20 @@ pub fn secure(data_dir: &Path, db: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Removes group and other permissions from the data directory, `master.key`, the lock
-/// and the database's files where they have any: what it changed, as `path: old -> new`,
+/// Removes group and other permissions from the data directory, `master.key`, the lock,
+/// the database's files and the request log's where they have any: what it changed, as `path: old -> new`,
 /// and what it could not change, with why.
 #[cfg(unix)]
 fn tighten(data_dir: &Path, db: &Path) -> (Vec<String>, Vec<String>) {
     use std::os::unix::fs::PermissionsExt;
-    let mut files = vec![data_dir.join(crate::crypto::KEY_FILE), directory_of(db).join(LOCK_FILE), db.to_path_buf()];
-    for suffix in ["-wal", "-shm"] {
-        let mut name = db.as_os_str().to_owned();
-        name.push(suffix);
-        files.push(PathBuf::from(name));
+    let mut files = vec![data_dir.join(crate::crypto::KEY_FILE), directory_of(db).join(LOCK_FILE)];
+    // The database's files and the request log's (what integrations sent).
+    for file in [db.to_path_buf(), super::request_log_file(db)] {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut name = file.as_os_str().to_owned();
+            name.push(suffix);
+            files.push(PathBuf::from(name));
+        }
     }
     let (mut changed, mut failed) = (Vec::new(), Vec::new());
     // A symbolic link (a data directory mounted elsewhere, say) is followed: what matters

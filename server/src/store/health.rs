@@ -1,7 +1,7 @@
 //! What the store tells of its health (readiness, metrics): whether the database answers,
 //! which migrations it lacks, and how its connections are used.
 
-use super::pool::{Pool, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS};
+use super::pool::{Pool, POSTGRES_MIGRATIONS, REQUEST_LOG_MIGRATIONS, SQLITE_MIGRATIONS};
 use super::work::Intent;
 use super::Store;
 use crate::error::Result;
@@ -26,15 +26,17 @@ impl Store {
     /// How many of this build's migrations the database has not applied (readiness: a
     /// process started before `gable migrate` ran elsewhere, say).
     pub async fn pending_migrations(&self) -> Result<usize> {
-        let (migrator, applied): (&sqlx::migrate::Migrator, Vec<i64>) = match &self.pool {
-            Pool::Sqlite { migrations, .. } => {
-                (&SQLITE_MIGRATIONS, sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(migrations).await?)
-            }
-            Pool::Postgres(p) => {
-                (&POSTGRES_MIGRATIONS, sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(p).await?)
-            }
+        let applied = "SELECT version FROM _sqlx_migrations WHERE success";
+        let pending = |migrator: &sqlx::migrate::Migrator, applied: Vec<i64>| {
+            migrator.iter().filter(|m| !m.migration_type.is_down_migration() && !applied.contains(&m.version)).count()
         };
-        Ok(migrator.iter().filter(|m| !m.migration_type.is_down_migration() && !applied.contains(&m.version)).count())
+        Ok(match &self.pool {
+            Pool::Sqlite { migrations, log_migrations, .. } => {
+                pending(&SQLITE_MIGRATIONS, sqlx::query_scalar(applied).fetch_all(migrations).await?)
+                    + pending(&REQUEST_LOG_MIGRATIONS, sqlx::query_scalar(applied).fetch_all(log_migrations).await?)
+            }
+            Pool::Postgres(p) => pending(&POSTGRES_MIGRATIONS, sqlx::query_scalar(applied).fetch_all(p).await?),
+        })
     }
 
     /// This process's database connections: in use, idle, and the most it opens.
@@ -50,7 +52,8 @@ impl Store {
                     max: p.options().get_max_connections() as usize,
                 }
             }
-            // The readers' pool, and the one writing connection.
+            // The readers' pool, and the one writing connection requests wait for (the
+            // request log's own, which no request waits for, is not counted).
             Pool::Sqlite { read, .. } => {
                 let status = read.status();
                 let idle = status.available;

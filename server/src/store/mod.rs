@@ -3,11 +3,12 @@
 //! Statements whose shape depends on the request are built once with sea-query and
 //! run on either database; only execution and row decoding differ per database, and
 //! both live here. Each database has its own migrations (`migrations/sqlite`,
-//! `migrations/postgres`).
+//! `migrations/postgres`; on SQLite the request log is a file of its own,
+//! `migrations/sqlite-request-log`).
 //!
-//! The store's machinery, a file each: the connection pools (`pool.rs`); SQLite's writing
-//! connection and its checkpoints (`writer.rs`) and its read-only connections
-//! (`readers.rs`); units of work and running statements in them (`work.rs`); the
+//! The store's machinery, a file each: the connection pools and SQLite's files
+//! (`pool.rs`); SQLite's writing connections and checkpoints (`writer.rs`) and its
+//! read-only connections (`readers.rs`); units of work and running statements in them (`work.rs`); the
 //! shaped-SQL cache (`shaped.rs`); result rows and their decoding (`rows.rs`); values as
 //! each database binds them (`values.rs`); PostgreSQL's `LISTEN` (`listen.rs`); health
 //! and connection metrics (`health.rs`); the instance's secrets (`secrets.rs`). The other
@@ -46,6 +47,7 @@ mod writer;
 use std::str::FromStr;
 
 pub use health::Connections;
+pub use pool::request_log_file;
 use pool::Pool;
 pub use rows::{Col, Row};
 pub use shaped::Shape;

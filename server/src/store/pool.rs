@@ -15,6 +15,22 @@ use crate::error::{Error, Result};
 
 pub(super) static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
 pub(super) static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
+/// The request log's own file on SQLite ([`request_log_file`]).
+pub(super) static REQUEST_LOG_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite-request-log");
+
+/// The name the read connections know the request log's file by (`ATTACH … AS`); its
+/// table is read unqualified, as on PostgreSQL, since the database itself has none.
+pub(super) const REQUEST_LOG_SCHEMA: &str = "request_log";
+
+/// Where SQLite keeps the request log: a file of its own beside the database
+/// (`gable.db` → `gable-request-log.db`), written by a connection of its own
+/// ([`Pool::Sqlite`]'s `log`), so that its batches never take the writer's turn from
+/// requests and its pages never grow the database's write-ahead log. It holds only the
+/// log, which is a week of operational history: backups leave it out.
+pub fn request_log_file(db: &std::path::Path) -> std::path::PathBuf {
+    let stem = db.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "gable".into());
+    db.with_file_name(format!("{stem}-request-log.db"))
+}
 
 /// SQLite has one writing connection and a pool of read-only ones, all rusqlite:
 /// - reads run a whole statement at once on a pooled read-only connection (`readers`),
@@ -22,10 +38,12 @@ pub(super) static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!(
 ///   threads separately, which dominated list requests;
 /// - writes run on the one writing connection, statement by statement, on the calling
 ///   task itself (see [`SqliteWrite`](super::SqliteWrite));
-/// - sqlx's connection is kept for the migrations only.
+/// - the request log is a file of its own ([`request_log_file`]) with a writing
+///   connection of its own (`log`), attached to every read connection;
+/// - sqlx's connections are kept for the migrations only.
 #[derive(Clone)]
 pub(super) enum Pool {
-    Sqlite { migrations: SqlitePool, writer: Writer, read: readers::Pool },
+    Sqlite { migrations: SqlitePool, log_migrations: SqlitePool, writer: Writer, log: Writer, read: readers::Pool },
     Postgres(PgPool),
 }
 
@@ -73,7 +91,7 @@ impl Store {
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
                 .busy_timeout(Duration::from_secs(10));
-            let migrations = SqlitePoolOptions::new().max_connections(1).connect_with(opts).await?;
+            let migrations = SqlitePoolOptions::new().max_connections(1).connect_with(opts.clone()).await?;
             let path = url.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
             let path = path.split('?').next().unwrap_or(path);
             let writer = rusqlite::Connection::open(path)?;
@@ -85,8 +103,25 @@ impl Store {
             writer.set_prepared_statement_cache_capacity(256);
             let writer = std::sync::Arc::new(tokio::sync::Mutex::new(Some(std::sync::Mutex::new(writer))));
             checkpointer(path, std::sync::Arc::downgrade(&writer))?;
-            let read = readers::Readers::pool(path, max(4) as usize)?;
-            Pool::Sqlite { migrations, writer, read }
+            // The request log's file, made private before SQLite first opens it (its
+            // `-wal` and `-shm` take its mode): it holds what integrations sent.
+            let log_path = request_log_file(std::path::Path::new(path));
+            match crate::private_files::create_private_file(&log_path) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => anyhow::bail!("cannot create the request log's database {}: {e}", log_path.display()),
+            }
+            let log_migrations =
+                SqlitePoolOptions::new().max_connections(1).connect_with(opts.filename(&log_path).foreign_keys(false)).await?;
+            // The log's own checkpoints run in its writer's commits (off every request's path).
+            let log = rusqlite::Connection::open(&log_path)?;
+            log.busy_timeout(Duration::from_secs(10))?;
+            log.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
+            log.set_prepared_statement_cache_capacity(16);
+            let log = std::sync::Arc::new(tokio::sync::Mutex::new(Some(std::sync::Mutex::new(log))));
+            let log_path = log_path.to_str().ok_or_else(|| anyhow::anyhow!("the path {} is not UTF-8", log_path.display()))?;
+            let read = readers::Readers::pool(path, Some((log_path, REQUEST_LOG_SCHEMA)), max(4) as usize)?;
+            Pool::Sqlite { migrations, log_migrations, writer, log, read }
         };
         Ok(Store { pool, keys: keys::KeyCache::new(), listening: Default::default(), analyzed: Default::default() })
     }
@@ -118,7 +153,10 @@ impl Store {
     /// brings the planner's statistics up to date.
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match &self.pool {
-            Pool::Sqlite { migrations, .. } => SQLITE_MIGRATIONS.run(migrations).await?,
+            Pool::Sqlite { migrations, log_migrations, .. } => {
+                SQLITE_MIGRATIONS.run(migrations).await?;
+                REQUEST_LOG_MIGRATIONS.run(log_migrations).await?;
+            }
             Pool::Postgres(p) => POSTGRES_MIGRATIONS.run(p).await?,
         }
         self.refresh_statistics().await?;
@@ -133,11 +171,13 @@ impl Store {
     /// migrations and by the scheduler now and then (`refresh_statistics_if_due`).
     /// PostgreSQL keeps its own statistics (autovacuum): nothing to do.
     pub async fn refresh_statistics(&self) -> Result<()> {
-        if let Pool::Sqlite { writer, read, .. } = &self.pool {
-            let held = writer.lock().await;
-            let Some(conn) = held.as_ref() else { return Ok(()) };
-            let conn = conn.lock().map_err(|_| Error::internal(anyhow::anyhow!("the SQLite writing connection was poisoned")))?;
-            conn.execute_batch("PRAGMA analysis_limit = 400; ANALYZE;")?;
+        if let Pool::Sqlite { writer, log, read, .. } = &self.pool {
+            for w in [writer, log] {
+                let held = w.lock().await;
+                let Some(conn) = held.as_ref() else { return Ok(()) };
+                let conn = conn.lock().map_err(|_| Error::internal(anyhow::anyhow!("a SQLite writing connection was poisoned")))?;
+                conn.execute_batch("PRAGMA analysis_limit = 400; ANALYZE;")?;
+            }
             read.manager().statistics_changed();
             *self.analyzed.lock().map_err(|_| Error::internal(anyhow::anyhow!("a lock was poisoned")))? = Some(std::time::Instant::now());
         }
@@ -158,10 +198,12 @@ impl Store {
 
     pub async fn close(&self) {
         match &self.pool {
-            Pool::Sqlite { migrations, writer, read } => {
+            Pool::Sqlite { migrations, log_migrations, writer, log, read } => {
                 read.close();
                 writer.lock().await.take();
-                migrations.close().await
+                log.lock().await.take();
+                migrations.close().await;
+                log_migrations.close().await
             }
             Pool::Postgres(p) => p.close().await,
         }

@@ -18,9 +18,11 @@ use deadpool_sync::SyncWrapper;
 pub type Pool = managed::Pool<Readers>;
 pub type Reader = managed::Object<Readers>;
 
-/// Opens read-only connections to one database file.
+/// Opens read-only connections to one database file, with another attached to each.
 pub struct Readers {
     path: String,
+    /// A file attached to every connection, and its schema name (the request log's).
+    attached: Option<(String, String)>,
     /// When this manager began: what `stale_before` counts from.
     began: Instant,
     /// Connections opened before this many nanoseconds after `began` are closed at their
@@ -29,8 +31,9 @@ pub struct Readers {
 }
 
 impl Readers {
-    pub fn pool(path: &str, max: usize) -> anyhow::Result<Pool> {
-        let manager = Readers { path: path.to_string(), began: Instant::now(), stale_before: AtomicU64::new(0) };
+    pub fn pool(path: &str, attached: Option<(&str, &str)>, max: usize) -> anyhow::Result<Pool> {
+        let attached = attached.map(|(file, schema)| (file.to_string(), schema.to_string()));
+        let manager = Readers { path: path.to_string(), attached, began: Instant::now(), stale_before: AtomicU64::new(0) };
         Ok(Pool::builder(manager).max_size(max).runtime(Runtime::Tokio1).build()?)
     }
 
@@ -47,10 +50,13 @@ impl managed::Manager for Readers {
     type Error = rusqlite::Error;
 
     async fn create(&self) -> Result<Self::Type, Self::Error> {
-        let path = self.path.clone();
+        let (path, attached) = (self.path.clone(), self.attached.clone());
         SyncWrapper::new(Runtime::Tokio1, move || {
             let c = rusqlite::Connection::open(path)?;
             c.busy_timeout(Duration::from_secs(10))?;
+            if let Some((file, schema)) = attached {
+                c.execute("ATTACH DATABASE ?1 AS ?2", [file, schema])?;
+            }
             c.set_prepared_statement_cache_capacity(64);
             c.progress_handler(inline::CHECK_EVERY, Some(inline::over_budget));
             // These connections only read; SQLite itself refuses anything else.
@@ -137,7 +143,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
         rusqlite::Connection::open(&path).unwrap().execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
-        let pool = Readers::pool(path.to_str().unwrap(), 1).unwrap();
+        let pool = Readers::pool(path.to_str().unwrap(), None, 1).unwrap();
         let conn = pool.get().await.unwrap();
 
         let short = {
@@ -177,7 +183,7 @@ mod tests {
                  INSERT INTO c SELECT 't', 0, 'l' || (x % 10000), printf('%08d', x), x FROM n;",
             )
             .unwrap();
-        let pool = Readers::pool(path.to_str().unwrap(), 1).unwrap();
+        let pool = Readers::pool(path.to_str().unwrap(), None, 1).unwrap();
         const PLAN: &str =
             "EXPLAIN QUERY PLAN SELECT * FROM c WHERE tenant = 't' AND live = 0 AND lease = 'l7' ORDER BY created DESC, id DESC LIMIT 5";
         let plan = |c: &rusqlite::Connection| c.query_row(PLAN, [], |r| r.get::<_, String>(3)).unwrap();
@@ -202,7 +208,7 @@ mod tests {
         let path = dir.path().join("r.db");
         let writer = rusqlite::Connection::open(&path).unwrap();
         writer.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1)").unwrap();
-        let pool = Readers::pool(path.to_str().unwrap(), 1).unwrap();
+        let pool = Readers::pool(path.to_str().unwrap(), None, 1).unwrap();
         let count = |c: &rusqlite::Connection| c.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0)).unwrap();
         {
             let conn = pool.get().await.unwrap();

@@ -568,13 +568,17 @@ impl Store {
             }
             statements.push(ins);
         }
-        self.in_tenant(tenant, livemode, Intent::Write, async |tx| {
+        let write = async |tx: &mut Tx| {
             for ins in &statements {
                 tx.execute(ins).await?;
             }
             Ok(())
-        })
-        .await
+        };
+        match c.table == super::request_logs::TABLE {
+            // The request log is written in units of work of its own (its own file on SQLite).
+            true => self.in_request_log(write).await,
+            false => self.in_tenant(tenant, livemode, Intent::Write, write).await,
+        }
     }
 }
 

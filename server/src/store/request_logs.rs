@@ -3,9 +3,11 @@
 //! (`ops::request_log`, `jobs::request_log`), the events each request caused looked up
 //! by the request id they carry, and the purge of what is past its keeping.
 //!
-//! The writer's batches span tenants, so they run as Gable's own work (`in_system`);
-//! every row carries its tenant and environment like any tenant row, and PostgreSQL's
-//! `tenant_wall` holds reads of it to them.
+//! Every write here runs in a unit of work of the log's own (`Store::in_request_log`): on
+//! SQLite the table is in a file of its own (`pool::request_log_file`), attached to the
+//! read connections, so its reads are any collection's. The writer's batches span
+//! tenants; every row carries its tenant and environment like any tenant row, and
+//! PostgreSQL's `tenant_wall` holds reads of it to them.
 
 use std::collections::HashMap;
 
@@ -17,6 +19,10 @@ use uuid::Uuid;
 use super::sql::{a, col, values_in};
 use super::Tx;
 use crate::error::{Error, Result};
+
+/// The log's table: the `request-logs` collection's, written only in units of work of the
+/// log's own (`Store::in_request_log`; on SQLite a file apart from the collections').
+pub const TABLE: &str = "request_logs";
 
 /// One row, redacted and ready to write.
 #[derive(Debug, Clone)]
@@ -92,7 +98,7 @@ const ROWS_PER_STATEMENT: usize = 50;
 pub async fn insert(tx: &mut Tx, rows: &[NewRequestLog]) -> Result<()> {
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
         let mut ins = Query::insert();
-        ins.into_table(a("request_logs")).columns(COLUMNS.iter().map(|c| a(c)));
+        ins.into_table(a(TABLE)).columns(COLUMNS.iter().map(|c| a(c)));
         for r in chunk {
             let values: [SimpleExpr; 29] = [
                 Expr::val(r.tenant).into(),
@@ -159,9 +165,18 @@ pub async fn events_of(tx: &mut Tx, requests: &[(Uuid, bool, Uuid)], per_request
     Ok(found)
 }
 
+/// Deletes every record of a tenant's environment (a sandbox reset); returns how many.
+pub async fn delete_environment(tx: &mut Tx, tenant: Uuid, livemode: bool) -> Result<u64> {
+    let del = Query::delete()
+        .from_table(a(TABLE))
+        .cond_where(Cond::all().add(col("tenant_id").eq(tenant)).add(col("livemode").eq(livemode)))
+        .to_owned();
+    tx.execute(&del).await
+}
+
 /// Deletes at most `limit` of the records created before `cutoff`; returns how many.
 pub async fn delete_before(tx: &mut Tx, cutoff: DateTime<Utc>, limit: u64) -> Result<u64> {
-    super::sql::delete_some(tx, "request_logs", &["tenant_id", "livemode", "id"], col("created_at").lt(cutoff), limit).await
+    super::sql::delete_some(tx, TABLE, &["tenant_id", "livemode", "id"], col("created_at").lt(cutoff), limit).await
 }
 
 /// Errors of one code on one route (`errors`).
@@ -189,7 +204,7 @@ pub async fn errors(tx: &mut Tx, tenant: Uuid, livemode: bool, since: DateTime<U
         .expr_as(Expr::cust("COUNT(*)"), a("n"))
         .expr_as(Expr::cust("MAX(created_at)"), a("last_seen"))
         .expr_as(Expr::cust("MAX(CAST(id AS TEXT))"), a("last_id"))
-        .from(a("request_logs"))
+        .from(a(TABLE))
         .cond_where(scoped().add(col("status").gte(400)))
         .group_by_col(a("error_code"))
         .group_by_col(a("route"))
@@ -213,7 +228,7 @@ pub async fn errors(tx: &mut Tx, tenant: Uuid, livemode: bool, since: DateTime<U
     let totals = Query::select()
         .expr_as(Expr::cust("COUNT(*)"), a("calls"))
         .expr_as(Expr::cust("COALESCE(SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END), 0)"), a("errors"))
-        .from(a("request_logs"))
+        .from(a(TABLE))
         .cond_where(scoped())
         .to_owned();
     let row = tx.fetch_optional(&totals).await?.ok_or_else(|| super::sql::incomplete("the calls' count"))?;

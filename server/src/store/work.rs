@@ -97,6 +97,21 @@ impl Store {
         Ok(out)
     }
 
+    /// Runs `work` writing the request log (`request_logs`), for every tenant: committed
+    /// when it succeeds, rolled back when it fails. On SQLite the log is a file of its own
+    /// with a writing connection of its own (`pool::request_log_file`), so this never
+    /// waits for the database's writer nor makes it wait; the work may touch nothing else.
+    /// On PostgreSQL it is Gable's own work like any ([`Store::in_system`]).
+    pub async fn in_request_log<T>(&self, work: impl AsyncFnOnce(&mut Tx) -> Result<T>) -> Result<T> {
+        let mut tx = match &self.pool {
+            Pool::Sqlite { log, read, .. } => Self::begin_sqlite(log, read, Intent::Write).await?,
+            Pool::Postgres(_) => self.begin_system(Intent::Write).await?,
+        };
+        let out = work(&mut tx).await?;
+        tx.commit().await?;
+        Ok(out)
+    }
+
     /// Runs `work` acting for one tenant's environment ([`Store::begin_tenant`]):
     /// committed when it succeeds, rolled back when it fails.
     pub async fn in_tenant<T>(

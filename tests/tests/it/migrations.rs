@@ -74,6 +74,11 @@ const BEYOND_THE_REGISTRY: &[(Option<Backend>, &str, &str)] = &[
     (Some(Backend::Sqlite), "applications: foreign key (tenant_id, livemode, lease_id)", "added by ALTER TABLE (20261122000003_workflows)"),
     (Some(Backend::Sqlite), "payments: foreign key (tenant_id, livemode, lease_id)", "added by ALTER TABLE (20261123000003_sandbox)"),
     (Some(Backend::Sqlite), "workorders: foreign key (tenant_id, livemode, lease_id)", "added by ALTER TABLE (20261125000001_flows)"),
+    (
+        Some(Backend::Sqlite),
+        "request_logs: foreign key (tenant_id)",
+        "the request log is a file of its own, which a key cannot reach out of (20261206000002_request_log_own_file)",
+    ),
 ];
 
 fn dialect(backend: Backend) -> Dialect {

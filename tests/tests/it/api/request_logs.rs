@@ -209,3 +209,27 @@ async fn records_are_purged_after_their_retention(app: &TestApp) {
     assert_eq!(app.count_where("request_logs", &format!("id = '{id}'")).await, 0, "purged after 2 days");
 }
 gable_tests::both!(records_are_purged_after_their_retention, |b| b.args(|a| a.request_log_retention_days = 2));
+
+/// An operator may turn the log off (a retention of 0 days): a node so set records no
+/// call, and its scheduler purges what other settings had kept.
+async fn a_retention_of_zero_days_turns_the_log_off(app: &TestApp) {
+    let t = app.tenant("Unlogged").await;
+    let earlier = request_id(&app.call(&t.test_key, "GET", "/v1/properties", None).await);
+    logged(app, false, &t.test_key, &earlier).await;
+
+    let off = app.second_node().args(|a| a.request_log_retention_days = 0).spawn().await;
+    let r = off.call(&t.test_key, "GET", "/v1/units", None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let unlogged = request_id(&r);
+    // The call was answered: a recorded one would be queued by now, and a flush writes it.
+    off.state.ops.request_log().flush(&off.store).await.expect("flush");
+    assert_eq!(off.count_where("request_logs", &format!("id = '{unlogged}'")).await, 0, "a call while the log is off is not recorded");
+
+    off.clock.advance(chrono::Duration::seconds(1));
+    off.run_jobs().await;
+    assert_eq!(off.count_where("request_logs", &format!("id = '{earlier}'")).await, 0, "what was kept is purged");
+    let listed = off.call(&t.test_key, "GET", "/v1/request-logs", None).await;
+    assert_eq!((listed.status, listed.body["data"].as_array().map(Vec::len)), (200, Some(0)), "{}", listed.text);
+    off.stop().await;
+}
+gable_tests::both!(a_retention_of_zero_days_turns_the_log_off);

@@ -4,7 +4,6 @@
 //! payment an invoice to pay.
 
 use chrono::Duration;
-use gable::store::Intent;
 use gable_tests::{both, world, TestApp};
 use serde_json::json;
 use uuid::Uuid;
@@ -42,11 +41,10 @@ async fn the_request_log_goes_with_the_sandbox(app: &TestApp) {
 }
 both!(the_request_log_goes_with_the_sandbox);
 
+/// A sandbox reset as `gable sandbox reset` and the console run it (without the demo):
+/// the rows it deleted, the request log's among them.
 async fn reset(app: &TestApp, tenant: Uuid) -> u64 {
-    let mut tx = app.store.begin_system(Intent::Write).await.expect("tx");
-    let n = gable::store::sandbox::reset(&mut tx, tenant).await.expect("reset");
-    tx.commit().await.expect("commit");
-    n
+    app.state.ops.reset_sandbox(tenant, false).await.expect("reset").rows_deleted
 }
 
 async fn a_reset_deletes_the_sandbox_and_nothing_else(app: &TestApp) {

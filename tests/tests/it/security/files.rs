@@ -171,10 +171,11 @@ async fn finding_6_the_data_directory_and_its_database_are_private_whatever_the_
     lead(&gable.sandbox, &secret, "a-write-through-the-server").await;
     let dir = &db.data_dir;
     assert_eq!(mode(dir), 0o700, "the data directory");
-    for file in ["gable.db", "master.key", "gable.lock"] {
+    // The request log's file holds what integrations sent: private like the database.
+    for file in ["gable.db", "master.key", "gable.lock", "gable-request-log.db"] {
         assert_eq!(mode(&dir.join(file)), 0o600, "{file}");
     }
-    for file in ["gable.db-wal", "gable.db-shm"] {
+    for file in ["gable.db-wal", "gable.db-shm", "gable-request-log.db-wal", "gable-request-log.db-shm"] {
         if dir.join(file).exists() {
             assert_eq!(mode(&dir.join(file)), 0o600, "{file}, made by SQLite with the database's mode");
         }
@@ -193,7 +194,7 @@ async fn finding_6_a_data_directory_an_older_build_left_readable_is_tightened_on
     // As an older build left it: the directory 0755, the database 0644.
     let dir = &db.data_dir;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    for file in ["gable.db", "gable.db-wal", "gable.db-shm", "master.key"] {
+    for file in ["gable.db", "gable.db-wal", "gable.db-shm", "master.key", "gable-request-log.db"] {
         if dir.join(file).exists() {
             std::fs::set_permissions(dir.join(file), std::fs::Permissions::from_mode(0o644)).unwrap();
         }
@@ -204,6 +205,7 @@ async fn finding_6_a_data_directory_an_older_build_left_readable_is_tightened_on
     let said: Vec<&str> = log.lines().filter(|l| l.contains("made the data directory's files private")).collect();
     assert_eq!(said.len(), 1, "one line says what changed: {log}");
     assert!(said[0].contains("gable.db: 644 -> 600") && said[0].contains("755 -> 700"), "{}", said[0]);
+    assert!(said[0].contains("gable-request-log.db: 644 -> 600"), "the request log's file too: {}", said[0]);
     gable.kill().await;
     // Said once: nothing is left to change at the next start.
     let gable = db.server().start().await;
