@@ -164,6 +164,21 @@ describe(`Gable console Developers area in Chromium (${BACKEND})`, { concurrency
     await shot(page, 'event-page');
   });
 
+  step("an event's page resends it to its subscriptions, and the receiver gets it again", async () => {
+    const delivered = received.find((e) => e.type === 'workorder.created');
+    const before = received.filter((e) => e.id === delivered.id).length;
+    await goto(page, `/console/events/${delivered.id}`, "the event's page");
+    await settle(page, "the event's page");
+    await page.locator('#resend-event').click();
+    await expectVisible(page, page.locator('#resent', { hasText: 'Queued 1 new attempt' }), 'the resend queued');
+    await expectVisible(page, page.locator('#resent .deliveries a', { hasText: `127.0.0.1:${receiver.address().port}/hook` }), 'the new attempt, linked');
+    await until(() => received.filter((e) => e.id === delivered.id).length === before + 1, 'the same event at the receiver again');
+    await shot(page, 'event-resent');
+    await page.locator('#resent .deliveries a').first().click();
+    await expectVisible(page, page.locator('#delivery-status'), "the new attempt's page");
+    assert.match(await page.locator('body').innerText(), /replay/, 'the new attempt is a replay');
+  });
+
   step('the live tail shows a new call within 2 s', async () => {
     await goto(page, '/console/developers/tail', 'the live tail');
     await expectVisible(page, page.locator('#tail-state', { hasText: 'Live' }), 'the live connection');
@@ -227,6 +242,9 @@ describe(`Gable console Developers area in Chromium (${BACKEND})`, { concurrency
     assert.equal(stream, 403, 'the tail stream is refused');
     const fn = await postFromPage(p, 'api_call', { id: calls.refused });
     assert.ok(!fn.ok && /request-logs:read/.test(fn.text), `the server function is refused: ${fn.status} ${fn.text}`);
+    const event = received.find((e) => e.type === 'workorder.created').id;
+    const resend = await postFromPage(p, 'resend_event', { csrf: await csrfOf(p), id: event });
+    assert.ok(!resend.ok && /owners and admins/.test(resend.text), `a resend is refused: ${resend.status} ${resend.text}`);
     await shot(p, 'support-refused');
     await other.close();
     sess.activePage = page;
@@ -242,6 +260,9 @@ describe(`Gable console Developers area in Chromium (${BACKEND})`, { concurrency
     await expectVisible(p, p.locator('#record-error'), 'not found');
     await goto(p, '/console/developers/errors', "the stranger's errors");
     await expectVisible(p, p.locator('#no-errors'), 'no errors of another tenant');
+    const event = received.find((e) => e.type === 'workorder.created').id;
+    const resend = await postFromPage(p, 'resend_event', { csrf: await csrfOf(p), id: event });
+    assert.ok(!resend.ok && /not found/i.test(resend.text), `another tenant's event is not found: ${resend.status} ${resend.text}`);
     await shot(p, 'stranger-finds-nothing');
     await other.close();
     sess.activePage = page;

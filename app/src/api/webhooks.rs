@@ -116,3 +116,10 @@ pub async fn replay_webhook_delivery(csrf: String, id: String) -> Result<Deliver
     let (console, me) = ssr::signed_in_with(&csrf).await?;
     console.webhooks.replay_webhook_delivery(&me, &id).await.map_err(ssr::error)
 }
+
+/// Sends an event again to every enabled subscription that takes it.
+#[server(endpoint = "resend_event")]
+pub async fn resend_event(csrf: String, id: String) -> Result<Vec<DeliveryView>, ServerFnError> {
+    let (console, me) = ssr::signed_in_with(&csrf).await?;
+    console.webhooks.resend_event(&me, &id).await.map_err(ssr::error)
+}

@@ -1,7 +1,8 @@
 //! The Developers area's own pages, beside the request log's, the events' and the
 //! deliveries' lists and record pages (`records`): a call's panel on its record page
-//! (bodies pretty-printed, the call as `curl`, its events and their deliveries), the
-//! errors overview, the live tail, and finding a call by its request id.
+//! (bodies pretty-printed, the call as `curl`, its events and their deliveries), an
+//! event's resend on its record page, the errors overview, the live tail, and finding a
+//! call by its request id.
 //!
 //! Everything reads before the WebAssembly loads; with it, the tail adds calls as they
 //! come (server-sent events from `/console/developers/tail/stream`).
@@ -10,7 +11,7 @@ use leptos::prelude::*;
 use leptos_router::components::{Redirect, A};
 use leptos_router::hooks::use_query_map;
 
-use super::components::{err_text, me, CopyButton, Deliveries};
+use super::components::{err_text, me, CopyButton, Deliveries, FormError, ManagersOnly};
 use crate::api::*;
 use crate::service::{CallView, ErrorsView, TailLine};
 
@@ -131,6 +132,45 @@ pub fn CallPanel(c: CallView) -> impl IntoView {
                     </ol>
                 }.into_any()
             }}
+        </section>
+    }
+}
+
+/// An event's resend, on its record page: the event again to every enabled subscription
+/// that takes it, each a new attempt signed afresh (one subscription alone: replay one of
+/// its deliveries). Owners and admins only, as every change to deliveries.
+#[component]
+pub fn EventResend(id: String) -> impl IntoView {
+    let me = me();
+    let resend = ServerAction::<ResendEvent>::new();
+    view! {
+        <section class="card" aria-labelledby="resend-title" id="event-resend">
+            <h2 id="resend-title">"Resend"</h2>
+            <p class="muted small">"Delivers this event again now to every enabled webhook subscription that takes it, as a new attempt with a fresh timestamp and signature. To send it to one subscription only, open one of its deliveries below and replay it."</p>
+            <ManagersOnly can_manage=me.can_manage what="resend events"/>
+            {me.can_manage.then(|| view! {
+                <ActionForm action=resend attr:class="inline" attr:id="resend-form">
+                    <input type="hidden" name="csrf" value=me.csrf.clone()/>
+                    <input type="hidden" name="id" value=id.clone()/>
+                    <button type="submit" class="primary" id="resend-event" disabled=move || resend.pending().get()>"Resend to its subscriptions"</button>
+                </ActionForm>
+                <FormError value=resend.value()/>
+                {move || resend.value().get().and_then(|r| r.ok()).map(|queued| {
+                    if queued.is_empty() {
+                        return view! { <p class="notice" role="status" id="resent">"No enabled subscription takes this event now: nothing was sent."</p> }.into_any();
+                    }
+                    let list: Vec<(String, String, String)> = queued
+                        .iter()
+                        .map(|d| (d.status.clone(), d.url.clone(), format!("/console/webhooks/{}/deliveries/{}", d.webhook_id, d.id)))
+                        .collect();
+                    view! {
+                        <div role="status" id="resent">
+                            <p class="ok">{format!("Queued {} new attempt(s).", queued.len())}</p>
+                            <Deliveries list/>
+                        </div>
+                    }.into_any()
+                })}
+            })}
         </section>
     }
 }

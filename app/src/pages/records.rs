@@ -13,7 +13,7 @@ use leptos_router::components::A;
 use leptos_router::hooks::{use_location, use_params_map};
 
 use super::components::{err_text, field_error, me, Badge, Deliveries, FormError};
-use super::developers::{CallPanel, DevelopersNav};
+use super::developers::{CallPanel, DevelopersNav, EventResend};
 use super::record_form::{FormFields, FormProblem};
 use crate::api::*;
 use crate::service::{
@@ -390,6 +390,7 @@ fn RecordBody(view: RecordView, act: ServerAction<ActOnRecord>, call: Option<Res
             </dl>
         </section>
         {(!ledger.is_empty()).then(|| view! { <Ledger lines=ledger/> })}
+        {(info.name == "events").then(|| view! { <EventResend id=id.clone()/> })}
         {related.into_iter().map(|r| view! { <RelatedSection r/> }).collect_view()}
         <History items=history note=history_note activity/>
         {info.can_delete.then(|| {

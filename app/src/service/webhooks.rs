@@ -105,4 +105,7 @@ pub trait Webhooks: Send + Sync + 'static {
     async fn webhook_delivery(&self, me: &Me, id: &str) -> Result<DeliveryDetail>;
     /// Sends the attempt's event again, as a new attempt.
     async fn replay_webhook_delivery(&self, me: &Me, id: &str) -> Result<DeliveryView>;
+    /// Sends an event again to every enabled subscription that takes it, a new attempt
+    /// each; returns them (none when no subscription takes it now).
+    async fn resend_event(&self, me: &Me, event_id: &str) -> Result<Vec<DeliveryView>>;
 }
