@@ -161,7 +161,7 @@ pub fn EventResend(id: String) -> impl IntoView {
                     }
                     let list: Vec<(String, String, String)> = queued
                         .iter()
-                        .map(|d| (d.status.clone(), d.url.clone(), format!("/console/webhooks/{}/deliveries/{}", d.webhook_id, d.id)))
+                        .map(|d| (d.status.clone(), d.url.clone(), d.href()))
                         .collect();
                     view! {
                         <div role="status" id="resent">

@@ -300,7 +300,7 @@ fn DeliveryTable(list: Vec<DeliveryView>) -> impl IntoView {
                 <thead><tr><th>"Sent"</th><th>"Event"</th><th>"Trigger"</th><th>"Attempt"</th><th>"Status"</th><th>"Response"</th><th>"Latency"</th><th>"Next retry"</th><th></th></tr></thead>
                 <tbody>
                     {list.into_iter().map(|d| {
-                        let href = format!("/console/webhooks/{}/deliveries/{}", d.webhook_id, d.id);
+                        let href = d.href();
                         let next = (d.status == "retrying" || d.status == "pending").then(|| d.next_attempt_at.as_deref().map(short_time)).flatten();
                         view! {
                             <tr id=format!("delivery-{}", d.id) data-status=d.status.clone()>
@@ -375,7 +375,7 @@ pub fn DeliveryPage() -> impl IntoView {
                             </ActionForm>
                             <FormError value=replay.value()/>
                             {move || replay.value().get().and_then(|r| r.ok()).map(|n| {
-                                let href = format!("/console/webhooks/{}/deliveries/{}", n.webhook_id, n.id);
+                                let href = n.href();
                                 view! { <p class="ok" role="status" id="replayed">{format!("Queued as attempt {}. ", n.attempt)}<A href=href>"See the new attempt"</A></p> }
                             })}
                         })}

@@ -67,6 +67,13 @@ pub struct DeliveryView {
     pub created_at: String,
 }
 
+impl DeliveryView {
+    /// The attempt's page in the console.
+    pub fn href(&self) -> String {
+        format!("/console/webhooks/{}/deliveries/{}", self.webhook_id, self.id)
+    }
+}
+
 /// One attempt with what was sent and received.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeliveryDetail {
