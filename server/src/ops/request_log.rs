@@ -178,14 +178,14 @@ impl RequestLog {
     /// Whether calls come faster than batches are written: a batch's worth is waiting,
     /// by count or by bytes (large answers, list pages with expansions, fill the queue's
     /// bytes long before its count).
-    pub fn busy(&self) -> bool {
+    fn busy(&self) -> bool {
         self.inner.queue.len() >= BATCH || self.inner.bytes.load(Ordering::Relaxed) >= QUEUE_BYTES / 2
     }
 
     /// Whether a call arriving now would be queued: a call that would be dropped is not
     /// even taken (`take_turn`), so that a process under more load than the writer
     /// keeps up with spends nothing on the calls it cannot keep.
-    pub fn has_room(&self) -> bool {
+    fn has_room(&self) -> bool {
         !self.inner.queue.is_full() && self.inner.bytes.load(Ordering::Relaxed) < QUEUE_BYTES
     }
 
