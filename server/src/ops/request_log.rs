@@ -39,7 +39,7 @@ pub const QUEUE_CALLS: usize = 2_048;
 /// twice `rules::BODY_LIMIT`): bounds the memory a writer that falls behind can pin.
 pub const QUEUE_BYTES: usize = 4 << 20;
 /// The share of the time the writer may spend writing: after each batch it rests long
-/// enough to keep to it (19 times the batch's time). That bounds what the log costs a
+/// enough to keep to it (19 times the batch's time, at most a tick). That bounds what the log costs a
 /// core and the database, whatever the load: requests come first; when the writer cannot
 /// keep up within it, the queue fills and calls are dropped (counted).
 pub const WRITER_SHARE: f64 = 0.05;
