@@ -108,6 +108,8 @@ async fn render(app: &AppState, handle: &PrometheusHandle) -> Response {
     metrics::gauge!(m::DB_CONNECTIONS, "state" => "idle").set(pool.idle as f64);
     metrics::gauge!(m::DB_CONNECTIONS, "state" => "listening").set(pool.listening as f64);
     metrics::gauge!(m::DB_CONNECTIONS_MAX).set(pool.max as f64);
+    // Counted by the log itself (one atomic add on the request path), read here.
+    metrics::counter!(m::REQUEST_LOG_DROPPED).absolute(app.ops.request_log().dropped());
     let now = app.ops.clock().now();
     if let Ok((due, oldest)) = app.store.in_system(Intent::Read, async |tx| deliveries::backlog(tx, now).await).await {
         metrics::gauge!(m::DELIVERY_BACKLOG).set(due as f64);

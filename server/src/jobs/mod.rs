@@ -6,6 +6,7 @@
 //! They take what they use, a [`Background`]: the operations and the outbound client.
 
 pub mod deliveries;
+pub mod lowest_priority;
 pub mod reports;
 pub mod request_log;
 pub mod retention;

@@ -38,10 +38,11 @@ pub const QUEUE_CALLS: usize = 2_048;
 /// Bytes of bodies and headers the queue holds at most (each call's bodies are at most
 /// twice `rules::BODY_LIMIT`): bounds the memory a writer that falls behind can pin.
 pub const QUEUE_BYTES: usize = 4 << 20;
-/// The share of the time the writer may spend writing: after each batch it rests long
-/// enough to keep to it (19 times the batch's time, at most a tick). That bounds what the log costs a
-/// core and the database, whatever the load: requests come first; when the writer cannot
-/// keep up within it, the queue fills and calls are dropped (counted).
+/// The share of the time the writer may spend writing: after each batch it rests 19
+/// times as long (at most a tick). Beside its thread's lowest priority, this bounds what
+/// the log costs requests where cores look idle but are not free (a sibling hyperthread,
+/// shared caches) and the calls it makes the HTTP layer take; what it cannot write in
+/// its share overflows the queue and is dropped, counted.
 pub const WRITER_SHARE: f64 = 0.05;
 /// Calls written per transaction: short, so SQLite's one writer is never held long.
 pub const BATCH: usize = 200;
@@ -170,7 +171,8 @@ impl RequestLog {
         self.inner.retention
     }
 
-    /// Calls dropped because the queue was full, since the process started.
+    /// Calls dropped (the queue was full, or the database refused their batch), since the
+    /// process started.
     pub fn dropped(&self) -> u64 {
         self.inner.dropped.load(Ordering::Relaxed)
     }
@@ -220,8 +222,15 @@ impl RequestLog {
     }
 
     fn drop_one(&self) {
-        self.inner.dropped.fetch_add(1, Ordering::Relaxed);
-        metrics::counter!(m::REQUEST_LOG_DROPPED).increment(1);
+        self.count_dropped(1);
+    }
+
+    /// Counts calls dropped: by the queue, or in a batch the database refused. Only here:
+    /// under more load than the writer keeps up with nearly every call is dropped, so the
+    /// count is one atomic add, and the metric (`gable_request_log_dropped_total`) is read
+    /// from it when metrics are scraped.
+    pub fn count_dropped(&self, calls: u64) {
+        self.inner.dropped.fetch_add(calls, Ordering::Relaxed);
     }
 
     /// Resolves when a batch's worth of calls is waiting (the writer also wakes on a timer).
@@ -252,14 +261,13 @@ impl RequestLog {
         }
     }
 
-    /// Writes one batch: redacted (on the blocking pool: regular expressions over up to
-    /// 128 KiB a call), with the events of each call that could have caused some (read
-    /// first: a call is offered after its changes were committed), in one transaction of
-    /// the log's own (`Store::in_request_log`).
+    /// Writes one batch: redacted, with the events of each call that could have caused
+    /// some (read first: a call is offered after its changes were committed), in one
+    /// transaction of the log's own (`Store::in_request_log`). Redaction (regular
+    /// expressions over up to 128 KiB a call) runs right here: the writer's thread is
+    /// its own, at the lowest priority (`jobs::request_log`).
     pub async fn write(store: &Store, batch: Vec<Captured>) -> Result<usize> {
-        let mut rows = tokio::task::spawn_blocking(move || batch.into_iter().map(redacted).collect::<Vec<_>>())
-            .await
-            .map_err(crate::error::Error::internal)?;
+        let mut rows: Vec<NewRequestLog> = batch.into_iter().map(redacted).collect();
         let n = rows.len();
         // Only a change can cause an event: reads and refusals are not looked up.
         let writes: Vec<(Uuid, bool, Uuid)> =
@@ -272,7 +280,7 @@ impl RequestLog {
                 }
             }
         }
-        store.in_request_log(async |tx| stored::insert(tx, &rows).await).await?;
+        store.in_request_log(async |tx| stored::insert(tx, rows).await).await?;
         metrics::counter!(m::REQUEST_LOG_WRITTEN).increment(n as u64);
         Ok(n)
     }
@@ -308,11 +316,11 @@ fn redacted(c: Captured) -> NewRequestLog {
     let request_body = (c.request_len > 0).then(|| {
         let kept: Vec<u8> = c.request_body.concat();
         let (text, cut) = rules::body_text(&kept, c.request_len);
-        (rules::redact_body(&text), cut)
+        (rules::redact_body(text), cut)
     });
     let response_body = (c.response_len > 0).then(|| {
         let (text, cut) = rules::body_text(&c.response_body, c.response_len);
-        (rules::redact_body(&text), cut)
+        (rules::redact_body(text), cut)
     });
     let error_code = rules::error_code(c.status, &c.response_body);
     NewRequestLog {

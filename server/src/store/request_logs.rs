@@ -95,11 +95,15 @@ const ROWS_PER_STATEMENT: usize = 50;
 
 /// Writes the rows in `tx`, several per statement. A row whose id is already there (a
 /// batch written again after a failed commit) is skipped.
-pub async fn insert(tx: &mut Tx, rows: &[NewRequestLog]) -> Result<()> {
-    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+pub async fn insert(tx: &mut Tx, rows: Vec<NewRequestLog>) -> Result<()> {
+    // Taken by value: each body moves into its statement, never copied (a batch's bodies
+    // are megabytes).
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
         let mut ins = Query::insert();
         ins.into_table(a(TABLE)).columns(COLUMNS.iter().map(|c| a(c)));
-        for r in chunk {
+        for r in rows.by_ref().take(ROWS_PER_STATEMENT) {
+            let event_ids = Json::from(r.event_ids.iter().map(|id| Json::from(id.to_string())).collect::<Vec<_>>());
             let values: [SimpleExpr; 29] = [
                 Expr::val(r.tenant).into(),
                 r.livemode.into(),
@@ -107,29 +111,29 @@ pub async fn insert(tx: &mut Tx, rows: &[NewRequestLog]) -> Result<()> {
                 Expr::val(r.at).into(),
                 Expr::val(r.at).into(),
                 r.method.into(),
-                r.path.clone().into(),
-                r.route.clone().into(),
-                r.query.clone().into(),
+                r.path.into(),
+                r.route.into(),
+                r.query.into(),
                 i64::from(r.status).into(),
                 r.status_class.into(),
-                r.error_code.clone().into(),
+                r.error_code.into(),
                 r.duration_ms.into(),
                 r.credential_type.into(),
                 Expr::val(r.credential_id).into(),
-                r.key_prefix.clone().into(),
+                r.key_prefix.into(),
                 Expr::val(r.oauth_client_id).into(),
                 Expr::val(r.user_id).into(),
-                r.idempotency_key.clone().into(),
+                r.idempotency_key.into(),
                 r.idempotent_replayed.into(),
-                r.api_version.clone().into(),
-                r.client_ip.clone().into(),
-                r.user_agent.clone().into(),
-                Expr::val(r.request_headers.clone()).into(),
-                r.request_body.clone().into(),
+                r.api_version.into(),
+                r.client_ip.into(),
+                r.user_agent.into(),
+                Expr::val(r.request_headers).into(),
+                r.request_body.into(),
                 r.request_body_truncated.into(),
-                r.response_body.clone().into(),
+                r.response_body.into(),
                 r.response_body_truncated.into(),
-                Expr::val(Json::from(r.event_ids.iter().map(|id| Json::from(id.to_string())).collect::<Vec<_>>())).into(),
+                Expr::val(event_ids).into(),
             ];
             ins.values(values).map_err(Error::internal)?;
         }

@@ -69,6 +69,8 @@ async fn health_and_metrics(backend: Backend) {
     assert_eq!(value("gable_webhook_backlog"), Some(0.0), "{text}");
     assert_eq!(value("gable_webhook_oldest_due_age_seconds"), Some(0.0), "{text}");
     assert_eq!(value("gable_ready"), Some(1.0), "{text}");
+    // Counted by the log, read at the scrape: present, and nothing dropped at this load.
+    assert_eq!(value("gable_request_log_dropped_total"), Some(0.0), "{text}");
     assert!(text.contains("# HELP gable_http_requests_total"), "described: {text}");
     gable.kill().await;
 }
