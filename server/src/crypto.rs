@@ -133,6 +133,15 @@ impl MasterKey {
         format!("{SEALED_PREFIX}{}", B64.encode(out))
     }
 
+    /// 32 bytes derived from the key for the use `context` names (HKDF-SHA256): the same
+    /// at every start for one context, unrelated for two, and telling nothing of the key.
+    pub fn derive(&self, context: &str) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        // HKDF's output may be up to 255 hashes long; 32 bytes always fit.
+        let _ = hkdf::Hkdf::<sha2::Sha256>::new(None, self.0.as_slice()).expand(context.as_bytes(), &mut out);
+        out
+    }
+
     /// Opens what `seal` made for the same `context`; `None` when it was made under
     /// another key or context, or was altered.
     pub fn open(&self, sealed: &str, context: &str) -> Option<String> {
@@ -158,6 +167,9 @@ mod tests {
         assert!(!sealed.contains("whsec_abc"));
         assert_eq!(key.open(&sealed, "webhook:t:true:1").as_deref(), Some("whsec_abc"));
         assert_eq!(key.open(&sealed, "webhook:t:true:2"), None, "bound to its row");
+        assert_eq!(key.derive("a"), key.derive("a"), "a derived secret is stable");
+        assert_ne!(key.derive("a"), key.derive("b"));
+        assert_ne!(key.derive("a"), MasterKey::generate().derive("a"), "and belongs to its key");
         assert_eq!(MasterKey::generate().open(&sealed, "webhook:t:true:1"), None, "bound to its key");
         let mut tampered = sealed.clone();
         tampered.pop();

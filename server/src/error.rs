@@ -79,6 +79,10 @@ pub enum Error {
     /// carries the whole seconds until a request will be allowed (`Retry-After`).
     #[error("this API key has made too many requests; retry in {retry_after_secs} s (see the RateLimit and Retry-After headers)")]
     RateLimited { retry_after_secs: u64 },
+    /// 429 `too_many_streams`: the credential holds as many event streams on this
+    /// process as it may (`http::api::event_stream`).
+    #[error("{0}")]
+    TooManyStreams(String),
     /// 503 `service_unavailable`: the database is unreachable, or the request ran past
     /// its time limit; nothing was half-written. Retry after `Retry-After` seconds.
     #[error("{message}")]

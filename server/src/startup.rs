@@ -79,7 +79,16 @@ impl Application {
         let console =
             crate::accounts::AccountService::new(ops.clone()).with_api(&settings.public_url, &settings.sandbox_public_url).into_console();
         let embed = http::asset::Assets::load(&args.site_root);
-        let state = Arc::new(AppState { store, ops, settings, outbound, embed, health: Default::default() });
+        let state = Arc::new(AppState {
+            store,
+            ops,
+            settings,
+            outbound,
+            embed,
+            health: Default::default(),
+            event_streams: Default::default(),
+            stopping: tokio::sync::watch::Sender::new(false),
+        });
         // The client layer (`http::caller`) reads the trusted proxies from the request.
         let trusted = axum::Extension(http::caller::TrustedProxies::new(&state.settings.trusted_proxies));
         let rate_limits = http::rate_limit::RateLimits::new(args.rate_limit_live, args.rate_limit_test);
@@ -150,7 +159,7 @@ impl Application {
                 }
             })
         };
-        let (tx, rx) = tokio::sync::watch::channel(false);
+        let rx = self.state.stopping.subscribe();
         let background = self.background();
         let deadline = self.shutdown_deadline;
         let live = http::listener::serve(self.live, self.live_routers, self.limits.clone(), rx.clone(), deadline);
@@ -162,9 +171,10 @@ impl Application {
             }
         };
         let jobs = tokio::spawn(crate::jobs::run(background, self.scheduler_interval, self.delivery_concurrency, rx.clone()));
+        let stopping = self.state.clone();
         tokio::spawn(async move {
             shutdown.await;
-            let _ = tx.send(true);
+            stopping.stopping.send_replace(true);
         });
         // The jobs stop at the same signal: a round or a delivery attempt in progress
         // finishes first, within the same deadline as the requests in flight.

@@ -30,6 +30,7 @@ pub mod pg_cluster;
 pub mod process;
 pub mod receiver;
 pub mod schema;
+pub mod sse;
 pub mod world;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

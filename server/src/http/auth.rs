@@ -33,7 +33,8 @@ pub async fn authenticate(st: &ApiState, req: &mut Request) -> Result<Uuid, Resp
     Ok(id)
 }
 
-fn bearer(headers: &HeaderMap) -> Result<&str, Error> {
+/// The bearer credential a request carries, or why it carries none.
+pub fn bearer(headers: &HeaderMap) -> Result<&str, Error> {
     let header = headers
         .get(axum::http::header::AUTHORIZATION)
         .ok_or_else(|| Error::Unauthenticated("send your API key as `Authorization: Bearer <key>`".into()))?;

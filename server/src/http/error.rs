@@ -36,6 +36,7 @@ impl Error {
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
             UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
             RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+            TooManyStreams(_) => (StatusCode::TOO_MANY_REQUESTS, "too_many_streams"),
             Unavailable { .. } => (StatusCode::SERVICE_UNAVAILABLE, "service_unavailable"),
             Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
         }

@@ -20,6 +20,11 @@ pub struct AppState {
     pub embed: Arc<Assets>,
     /// The background loops' health, for readiness (`http::health`).
     pub health: crate::observe::Health,
+    /// The event streams open on this process, per credential (`ops::event_stream`).
+    pub event_streams: crate::ops::event_stream::OpenStreams,
+    /// Turns true when the process begins to shut down: long-lived answers (event
+    /// streams) end then, rather than hold the drain to its deadline.
+    pub stopping: tokio::sync::watch::Sender<bool>,
 }
 
 /// The state of one listener: production (`livemode`) or sandbox.

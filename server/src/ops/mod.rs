@@ -22,6 +22,7 @@
 pub mod access;
 mod behaviour;
 pub mod demo;
+pub mod event_stream;
 pub mod flows;
 pub mod oauth;
 pub mod outbox;

@@ -60,7 +60,7 @@ pub(super) fn sees_any(c: &Collection, scope: &Scope) -> bool {
 
 /// The records of `c` the scope sees, every column of them, or `None` when it sees none:
 /// what a read of whole records starts from.
-fn scoped_select(c: &Collection, scope: &Scope) -> Option<SelectStatement> {
+pub(super) fn scoped_select(c: &Collection, scope: &Scope) -> Option<SelectStatement> {
     let prop = property_cond(c, scope)?;
     let mut sel = Query::select();
     sel.columns(columns(c)).from(Alias::new(c.table)).cond_where(tenant_cond(scope)).cond_where(prop);

@@ -13,6 +13,7 @@
 
 mod api;
 mod console;
+mod event_stream;
 mod events;
 mod flows;
 mod ledger;

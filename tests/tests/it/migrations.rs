@@ -33,6 +33,8 @@ const BEYOND_THE_REGISTRY: &[(Option<Backend>, &str, &str)] = &[
     (None, "api_keys: index api_keys_service_account", "the console lists a service account's keys"),
     (None, "events: column occurrence", "a scheduled event names its occurrence, so it fires once (20261122000003_workflows)"),
     (None, "events: index events_occurrence", "the one-firing guarantee of scheduled events"),
+    (None, "events: column stream_xid", "the event stream's commit order (20261207000001_event_stream)"),
+    (None, "events: index events_stream", "the event stream reads in commit order"),
     (None, "webhooks: column previous_secret_sealed", "the secret before a rotation, still signing for a while (20261123000002_webhooks)"),
     (None, "webhooks: column previous_secret_expires_at", "when the previous secret stops signing"),
     (None, "webhook_deliveries: column claimed_until", "the delivery worker's claim on an attempt"),

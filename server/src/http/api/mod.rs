@@ -4,6 +4,7 @@
 //! (`http::rate_limit`), then idempotency right around the handlers
 //! (`http::idempotency`), in one layer, in that order.
 
+pub mod event_stream;
 pub mod flow;
 pub mod openapi;
 pub mod resources;
@@ -25,6 +26,7 @@ pub fn router(state: &ApiState) -> Router<ApiState> {
         .route("/v1/{resource}/{id}", get(resources::get).patch(resources::update).delete(resources::delete))
         .route("/v1/{resource}/{id}/{action}", post(resources::action))
         .merge(webhooks::router())
+        .merge(event_stream::router())
         .merge(sandbox::router())
         .merge(flow::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), per_credential));

@@ -33,49 +33,10 @@ fn names(v: &Val) -> Vec<String> {
     }
 }
 
-/// The collections whose records the events named by a subscription carry: every
-/// event type's for `*`.
-fn carried(names: &[String]) -> Vec<(&str, &'static str)> {
-    let mut out = vec![];
-    for n in names {
-        for t in events::EVENT_TYPES.iter().filter(|t| n == "*" || n == t.name) {
-            if !out.iter().any(|(_, c)| *c == t.collection) {
-                out.push((n.as_str(), t.collection));
-            }
-        }
-    }
-    out
-}
-
 impl Work {
-    /// A delivery carries its event's `data.object`, so sending events somewhere reads
-    /// them: the credential must be able to read the collection of each event type it
-    /// subscribes to, tests, recovers or replays (`*` needs all of them), as well as
-    /// write webhooks. A credential limited to properties manages no subscription at all:
-    /// subscriptions are tenant-wide and would carry other properties' events.
+    /// Sending events somewhere reads them (`Actor::require_event_reads`).
     fn require_event_reads(&self, names: &[String]) -> Result<()> {
-        if self.scope.properties.is_some() {
-            return Err(Error::PropertyForbidden(
-                "webhook subscriptions are tenant-wide: a credential limited to properties cannot manage them or send events to them"
-                    .into(),
-            ));
-        }
-        let actor = self.actor();
-        for (name, collection) in carried(names) {
-            let c = col(collection);
-            if actor.require(c, Access::Read).is_err() {
-                return Err(Error::InsufficientScope {
-                    message: format!(
-                        "`{name}` events carry {} records, which this credential cannot read; sending them needs `{}`",
-                        c.object,
-                        c.read_scope()
-                    ),
-                    scope: c.read_scope(),
-                    param: None,
-                });
-            }
-        }
-        Ok(())
+        self.actor().require_event_reads(names)
     }
 
     /// Refuses a URL the SSRF guard does not allow, naming why.

@@ -11,6 +11,7 @@ pub(crate) mod backups;
 mod cancellation;
 mod connections;
 mod data_dir;
+mod event_stream;
 mod health;
 mod outage;
 mod processes;

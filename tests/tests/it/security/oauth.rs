@@ -339,3 +339,30 @@ async fn oauth_request_log_follows_a_demotion(app: &TestApp) {
     assert_eq!(app.count_where("request_logs", &stored).await, 0, "the access token is not stored");
 }
 gable_tests::both!(oauth_request_log_follows_a_demotion);
+
+/// An OAuth token's event stream follows its user's role: demoted below what the events
+/// carry, the stream ends at its next look, saying why, and cannot be opened again.
+async fn oauth_event_stream_follows_a_demotion(app: &TestApp) {
+    use gable_tests::sse::{data, EventStream};
+    let a = account(app, "otto@maple.example").await;
+    let listener = a.role(app, "Listener", &["events:read", "leads:read"]).await;
+    let clerk = a.role(app, "Clerk", &["events:read", "properties:read"]).await;
+    let uma = a.user("uma@maple.example", &listener).await;
+    let c = app_of_someone_else(app).await;
+    let (access, _) = tokens(app, &c, a.tenant, uma, &["events:read", "leads:read"]).await;
+    let url = format!("{}/v1/events/stream?events=lead.created", app.base(true));
+    let mut s = EventStream::open(&app.client, &url, &access, None).await.expect("the token listens");
+    let r = a.call(app, &a.key, "POST", "/v1/leads", Some(json!({ "name": "Heard", "email": "h@example.com" }))).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let heard = s.next(std::time::Duration::from_secs(5)).await.expect("the lead's event");
+    assert_eq!(data(&heard)["type"], "lead.created");
+    // The owner demotes Uma: her app's stream ends at once.
+    let r = a.call(app, &a.key, "PATCH", &format!("/v1/users/{uma}"), Some(json!({ "role_id": clerk }))).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let end = s.next(std::time::Duration::from_secs(5)).await.expect("the stream says why it ends");
+    assert_eq!(end.event, "end");
+    assert_eq!(data(&end)["error"]["code"], "insufficient_scope", "{end:?}");
+    let again = EventStream::open(&app.client, &url, &access, None).await.err().expect("refused");
+    assert_eq!((again.status, again.code()), (403, "insufficient_scope"), "{:?}", again.body);
+}
+gable_tests::both!(oauth_event_stream_follows_a_demotion);
