@@ -35,6 +35,7 @@
 mod answers;
 mod commands;
 mod errors;
+mod event_stream;
 mod events;
 mod links;
 mod parts;

@@ -44,6 +44,7 @@ pub(super) fn paths() -> Paths {
     for (path, item) in super::sandbox::paths() {
         paths = paths.path(path, item);
     }
+    paths = paths.path(super::event_stream::PATH, super::event_stream::path_item());
     paths.build()
 }
 
