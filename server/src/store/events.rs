@@ -9,11 +9,11 @@ use uuid::Uuid;
 
 use super::sql::insert_row;
 use super::{records, Dialect, Tx};
-use crate::domain::collections::collection;
+use crate::domain::collections::named;
 use crate::domain::events::API_VERSION;
 use crate::domain::reach::Scope;
 use crate::domain::record::Record;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// One event to write.
 pub struct NewEvent<'a> {
@@ -91,15 +91,11 @@ fn settled(tx: &Tx) -> Option<SimpleExpr> {
 
 /// The position of the scope's event `id`, if it is there and the scope sees it.
 pub async fn position_of(tx: &mut Tx, scope: &Scope, id: Uuid) -> Result<Option<StreamPosition>> {
-    let Some(mut sel) = records::scoped_select(events()?, scope) else { return Ok(None) };
+    let Some(mut sel) = records::scoped_select(named("events")?, scope) else { return Ok(None) };
     sel.clear_selects();
     sel.columns(["stream_xid", "id"].map(Alias::new)).and_where(Expr::col(Alias::new("id")).eq(id));
     let Some(row) = tx.fetch_optional(&sel).await? else { return Ok(None) };
     Ok(Some(StreamPosition { xid: row.opt_i64(0)?.unwrap_or_default(), id }))
-}
-
-fn events() -> Result<&'static crate::domain::registry::Collection> {
-    collection("events").ok_or_else(|| Error::internal(anyhow::anyhow!("events is a collection")))
 }
 
 /// The position after the scope's last settled event: where a stream that starts now
@@ -130,7 +126,7 @@ pub async fn after(
     after: StreamPosition,
     limit: u64,
 ) -> Result<Vec<(StreamPosition, Record)>> {
-    let events = events()?;
+    let events = named("events")?;
     let Some(mut sel) = records::scoped_select(events, scope) else { return Ok(vec![]) };
     // The position's columns after the record's, read by position.
     let first = records::columns(events).len();

@@ -13,6 +13,19 @@ use gable_tests::sse::{data, EventStream};
 use gable_tests::Backend;
 use serde_json::json;
 
+/// Creates a lead named `name` through `base`; its id.
+async fn lead(client: &reqwest::Client, base: &str, secret: &str, name: &str) -> String {
+    let r = client
+        .post(format!("{base}/v1/leads"))
+        .bearer_auth(secret)
+        .json(&json!({ "name": name, "email": "lead@example.com" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201, "{name}");
+    r.json::<serde_json::Value>().await.unwrap()["data"]["id"].as_str().unwrap().to_string()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_processes_one_listener_every_event_once_across_a_reconnect() {
     let Some(db) = Database::fresh(Backend::Postgres).await else { return };
@@ -27,14 +40,7 @@ async fn three_processes_one_listener_every_event_once_across_a_reconnect() {
     // One lead at a time through process 1: how long until process 0's listener has it.
     let mut latencies = vec![];
     for n in 0..5 {
-        let r = client
-            .post(format!("{}/v1/leads", bases[1]))
-            .bearer_auth(&secret)
-            .json(&json!({ "name": format!("Timed {n}"), "email": "t@example.com" }))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 201);
+        lead(&client, &bases[1], &secret, &format!("Timed {n}")).await;
         let answered = Instant::now();
         let e = listener.next(Duration::from_secs(10)).await.expect("the event reaches the other process's listener");
         latencies.push(answered.elapsed());
@@ -52,15 +58,7 @@ async fn three_processes_one_listener_every_event_once_across_a_reconnect() {
         writers.push(tokio::spawn(async move {
             let mut made = vec![];
             for n in 0..25 {
-                let r = client
-                    .post(format!("{base}/v1/leads"))
-                    .bearer_auth(&secret)
-                    .json(&json!({ "name": format!("Burst {w}-{n}"), "email": "b@example.com" }))
-                    .send()
-                    .await
-                    .unwrap();
-                assert_eq!(r.status(), 201);
-                made.push(r.json::<serde_json::Value>().await.unwrap()["data"]["id"].as_str().unwrap().to_string());
+                made.push(lead(&client, &base, &secret, &format!("Burst {w}-{n}")).await);
             }
             made
         }));

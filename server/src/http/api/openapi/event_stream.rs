@@ -40,14 +40,11 @@ pub(super) fn path_item() -> PathItem {
         ))
         .securities(Some(super::securities(Some("events:read"))))
         .parameter(version_parameter())
-        .parameter(
-            ParameterBuilder::new()
-                .name("events")
-                .parameter_in(ParameterIn::Query)
-                .required(Required::False)
-                .description(Some("Event types to listen to, comma-separated; `*` or none for every type."))
-                .schema(Some(ObjectBuilder::new().schema_type(Type::String))),
-        )
+        .parameter(super::parts::query(
+            "events",
+            "Event types to listen to, comma-separated; `*` or none for every type.",
+            ObjectBuilder::new().schema_type(Type::String),
+        ))
         .parameter(
             ParameterBuilder::new()
                 .name("Last-Event-ID")

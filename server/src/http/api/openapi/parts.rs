@@ -4,7 +4,7 @@
 
 use utoipa::openapi::content::ContentBuilder;
 use utoipa::openapi::path::{OperationBuilder, Parameter, ParameterBuilder, ParameterIn};
-use utoipa::openapi::{KnownFormat, ObjectBuilder, RefOr, Required, ResponseBuilder, SchemaFormat, Type};
+use utoipa::openapi::{KnownFormat, ObjectBuilder, RefOr, Required, ResponseBuilder, Schema, SchemaFormat, Type};
 
 use super::errors::with_errors;
 use super::schemas::uuid;
@@ -84,4 +84,14 @@ pub(super) fn id_parameter(_: &Collection) -> Parameter {
         .description(Some("The record's id."))
         .schema(Some(uuid()))
         .build()
+}
+
+/// An optional query parameter.
+pub(super) fn query(name: impl Into<String>, description: impl Into<String>, schema: impl Into<RefOr<Schema>>) -> ParameterBuilder {
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Query)
+        .required(Required::False)
+        .description(Some(description.into()))
+        .schema(Some(schema))
 }

@@ -17,7 +17,7 @@ use utoipa::openapi::{
 use super::answers;
 use super::commands;
 use super::errors::{self, with_errors};
-use super::parts::{id_parameter, idempotency_parameter, operation, success, version_parameter};
+use super::parts::{id_parameter, idempotency_parameter, operation, query, success, version_parameter};
 use super::schemas::{enum_schema_name, field_schema, field_schema_as, secret_on_create, ty_schema, Side};
 use utoipa::openapi::security::SecurityRequirement;
 
@@ -282,15 +282,6 @@ fn json_body(schema: &str) -> RequestBody {
 // ---------------------------------------------------------------------------------------------
 // Parameters
 // ---------------------------------------------------------------------------------------------
-
-fn query(name: impl Into<String>, description: impl Into<String>, schema: impl Into<RefOr<Schema>>) -> ParameterBuilder {
-    ParameterBuilder::new()
-        .name(name)
-        .parameter_in(ParameterIn::Query)
-        .required(Required::False)
-        .description(Some(description.into()))
-        .schema(Some(schema))
-}
 
 /// The fields lists may filter and sort on: the system fields first, as `domain::list::lookup`
 /// resolves them, then the collection's own.
