@@ -13,7 +13,7 @@
 
 import { describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import { session } from './lib.mjs';
@@ -55,6 +55,15 @@ async function until(check, what, ms = 10_000) {
     await new Promise((r) => setTimeout(r, 100));
   }
   assert.fail(`${what}: not within ${ms / 1000} s`);
+}
+
+/**
+ * Waits until the call `id` is in the request log. It looks with a list (a 200), not with
+ * `GET /request-logs/{id}`: that answers 404 until the call is written, and each 404 would
+ * be one more 4xx call, written while the next step's page renders.
+ */
+async function logged(id, ms = 2_000) {
+  await until(async () => ((await api('GET', '/request-logs?limit=100')).body?.data ?? []).some((c) => c.id === id), `call ${id} in the request log`, ms);
 }
 
 describe(`Gable console Developers area in Chromium (${BACKEND})`, { concurrency: false }, () => {
@@ -106,9 +115,7 @@ describe(`Gable console Developers area in Chromium (${BACKEND})`, { concurrency
     calls.workorder = order.requestId;
     await until(() => received.some((e) => e.type === 'workorder.created'), 'the workorder.created delivery at the receiver');
     // The log is written off the request path, within a second.
-    for (const id of [calls.refused, calls.workorder]) {
-      await until(async () => (await api('GET', `/request-logs/${id}`)).status === 200, `call ${id} in the request log`, 2_000);
-    }
+    for (const id of [calls.refused, calls.workorder]) await logged(id);
   });
 
   step('Logs: the failing call is in the list, found by a filter chip, with its bodies and as curl', async () => {
@@ -132,6 +139,42 @@ describe(`Gable console Developers area in Chromium (${BACKEND})`, { concurrency
     await page.click('#copy-curl');
     await until(async () => (await page.evaluate(() => navigator.clipboard.readText())).startsWith('curl -X POST'), 'the curl command on the clipboard');
     await shot(page, 'call-refused');
+  });
+
+  step('Logs: a call written between the render and the hydration changes nothing until the next read', async () => {
+    // The page's HTML is rendered, then the WebAssembly is held back while a new failing
+    // call is made and written; hydrated, the list must reuse the rows the server rendered
+    // (no second read of the list), so nothing can differ from the HTML it takes over.
+    let release;
+    const held = new Promise((r) => { release = r; });
+    const wasm = '**/pkg/*.wasm';
+    await page.route(wasm, async (route) => { await held; await route.continue(); });
+    const reads = [];
+    const onRequest = (r) => { if (r.url().includes('/api/list_records')) reads.push(r.url()); };
+    page.on('request', onRequest);
+    try {
+      await page.goto(`${CONSOLE}/console/request-logs?filter[status_class]=4xx`);
+      await expectVisible(page, page.locator(`#records a[href="/console/request-logs/${calls.refused}"]`), 'the server-rendered list');
+      // Another code and route than the refused create's, which the Errors step counts.
+      const late = await api('GET', `/properties/${randomUUID()}`);
+      assert.equal(late.status, 404);
+      await logged(late.requestId);
+      release();
+      await settle(page, 'the list hydrated after a new call was written');
+      assert.deepEqual(reads, [], 'hydration reads the list again instead of taking over the rendered rows');
+      assert.deepEqual(pageErrors, [], 'no panic while hydrating');
+      assert.equal(await page.locator(`#records a[href="/console/request-logs/${late.requestId}"]`).count(), 0, 'the rendered rows stay');
+      // The page works: following a link reads the list again, with the new call.
+      await page.locator('#filter-chips .chip-remove').first().click();
+      await page.waitForURL((u) => !u.search.includes('status_class'));
+      await page.goBack();
+      await expectVisible(page, page.locator(`#records a[href="/console/request-logs/${late.requestId}"]`), 'the new call, read again');
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      release();
+      page.off('request', onRequest);
+      await page.unroute(wasm);
+    }
   });
 
   step('Errors: the failing call is counted under its code and route, linked to its calls', async () => {
