@@ -151,6 +151,7 @@ fuzz_one() {
         --generation-database none \
         --suppress-health-check filter_too_much \
         --exclude-path /v1/events/stream \
+        --exclude-path /v1/request-logs/stream \
         --report ndjson,json --report-dir "$out" \
         --output-sanitize false \
         --no-color \

@@ -28,13 +28,13 @@ use axum::Router;
 use futures_util::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::json;
-use uuid::Uuid;
 
 use crate::domain::collections::named;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::http::api::streams;
 use crate::http::auth::{bearer, Principal};
 use crate::http::state::ApiState;
-use crate::ops::event_stream::{Held, Listening, PER_CREDENTIAL};
+use crate::ops::event_stream::{Held, Listening};
 use crate::store::events::StreamPosition;
 
 /// How often a stream looks for new events (and checks its credential again): an event
@@ -59,17 +59,9 @@ async fn stream_events(State(st): State<ApiState>, cred: Principal, headers: Hea
     let names: Vec<String> =
         params.events.as_deref().unwrap_or_default().split(',').map(str::trim).filter(|n| !n.is_empty()).map(String::from).collect();
     let listening = st.app.ops.listen(&cred.actor, &names)?;
-    let last = match headers.get("last-event-id") {
-        None => None,
-        Some(v) => Some(v.to_str().ok().and_then(|s| Uuid::parse_str(s.trim()).ok()).ok_or_else(|| Error::InvalidRequest {
-            message: "Last-Event-ID must be the id of the last event received".into(),
-            param: Some("Last-Event-ID".into()),
-        })?),
-    };
+    let last = streams::last_event_id(&headers)?;
     let start = st.app.ops.stream_start(&cred.actor, last).await?;
-    let held = st.app.event_streams.hold(cred.id).ok_or_else(|| {
-        Error::TooManyStreams(format!("this credential already holds {PER_CREDENTIAL} event streams on this server; close one first"))
-    })?;
+    let held = streams::hold(&st, &cred)?;
     // The secret is checked again at every look, so a revoked key's stream ends.
     let secret = bearer(&headers)?.to_string();
     let ready = json!({
@@ -106,21 +98,17 @@ fn looks(
     stream::unfold(Some(state), |state| async move {
         let mut s = state?;
         loop {
-            let mut stopping = s.st.app.stopping.subscribe();
-            tokio::select! {
-                _ = tokio::time::sleep(LOOK_EVERY) => {}
-                _ = stopping.wait_for(|stop| *stop) => {
-                    return Some((vec![end("shutting_down", "The server is shutting down; connect again to resume.")], None));
-                }
+            if let Err(end) = streams::pause(&s.st, LOOK_EVERY).await {
+                return Some((vec![end], None));
             }
             // The credential as it is now: revoked, expired or narrowed, the stream ends.
-            let now = match s.st.app.ops.bearer(&s.secret, s.st.livemode).await {
+            let now = match streams::recheck(&s.st, &s.secret).await {
                 Ok(p) => p,
-                Err(e) => return Some((vec![end_with(&e)], None)),
+                Err(end) => return Some((vec![end], None)),
             };
             let listening = match s.st.app.ops.listen(&now.actor, &names_of(&s.listening)) {
                 Ok(l) => l,
-                Err(e) => return Some((vec![end_with(&e)], None)),
+                Err(e) => return Some((vec![streams::end_with(&e)], None)),
             };
             s.cred = now;
             s.listening = listening;
@@ -148,17 +136,4 @@ fn looks(
 /// The names a listener asked for, to check again.
 fn names_of(l: &Listening) -> Vec<String> {
     l.types.as_ref().map_or_else(|| vec!["*".to_string()], |t| t.iter().map(|s| s.to_string()).collect())
-}
-
-fn end(code: &str, message: &str) -> Event {
-    Event::default().event("end").data(json!({ "error": { "code": code, "message": message } }).to_string())
-}
-
-/// The `end` event for an error: its code and message as the API's error body has them.
-fn end_with(e: &Error) -> Event {
-    let (_, code) = e.status_and_code();
-    match e {
-        Error::Internal(_) => end(code, "Something went wrong on our side; connect again to resume."),
-        other => end(code, &other.to_string()),
-    }
 }

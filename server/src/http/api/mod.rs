@@ -7,8 +7,10 @@
 pub mod event_stream;
 pub mod flow;
 pub mod openapi;
+pub mod request_log_stream;
 pub mod resources;
 pub mod sandbox;
+pub mod streams;
 pub mod webhooks;
 
 use axum::extract::{Request, State};
@@ -27,6 +29,7 @@ pub fn router(state: &ApiState) -> Router<ApiState> {
         .route("/v1/{resource}/{id}/{action}", post(resources::action))
         .merge(webhooks::router())
         .merge(event_stream::router())
+        .merge(request_log_stream::router())
         .merge(sandbox::router())
         .merge(flow::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), per_credential));

@@ -25,4 +25,5 @@ mod operations;
 mod paging;
 mod protocol;
 mod rate_limits;
+mod request_log_stream;
 pub mod request_logs;

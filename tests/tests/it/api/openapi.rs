@@ -41,8 +41,9 @@ enum Kind {
     Command,
     /// `GET /v1/sandbox/clock` and `POST /v1/sandbox/clock/advance`: no collection's.
     SandboxClock,
-    /// `GET /v1/events/stream`: server-sent events, an answer that does not end.
-    EventStream,
+    /// `GET /v1/events/stream`, `GET /v1/request-logs/stream`: server-sent events, an
+    /// answer that does not end.
+    Stream,
 }
 
 #[derive(Debug, Clone)]
@@ -282,7 +283,7 @@ fn operations(doc: &Value) -> Vec<Op> {
             let (kind, collection_name, action) = match (method, segments.as_slice()) {
                 ("get", ["openapi.json"]) => (Kind::Describe, None, None),
                 ("get", ["sandbox", "clock"]) | ("post", ["sandbox", "clock", "advance"]) => (Kind::SandboxClock, None, None),
-                ("get", ["events", "stream"]) => (Kind::EventStream, Some("events"), None),
+                ("get", [c, "stream"]) => (Kind::Stream, Some(*c), None),
                 ("get", [c]) => (Kind::List, Some(*c), None),
                 ("post", [c]) => (Kind::Create, Some(*c), None),
                 ("get", [c, "{id}"]) => (Kind::Get, Some(*c), None),
@@ -454,7 +455,7 @@ fn judge(cx: &mut Ctx<'_>, op: &Op, status: u16, res: Option<Res>) {
     } else if status >= 400 && !res.body["error"]["code"].is_string() {
         cx.fail(format!("{}: {status} without the error body: {}", op.name(), trim(&res.text)));
     } else if status < 400
-        && !matches!(op.kind, Kind::Describe | Kind::EventStream)
+        && !matches!(op.kind, Kind::Describe | Kind::Stream)
         && !res.body["data"].is_object()
         && !res.body["data"].is_array()
     {
@@ -480,7 +481,7 @@ async fn provoke(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
         _ => concrete(op, &cx.world_id(op.c().name)),
     };
     let method = op.method;
-    if op.kind == Kind::EventStream && status != 413 {
+    if op.kind == Kind::Stream && status != 413 {
         return provoke_stream(cx, op, status).await;
     }
     match status {
@@ -651,19 +652,23 @@ async fn check_layers_are_documented(cx: &mut Ctx<'_>, ops: &[Op]) {
     }
 }
 
-/// The event stream's statuses, through the stream's own client (`gable_tests::sse`): a
-/// `200` is read up to its `ready` event (the answer does not end), every refusal whole.
-/// Over the rate limit, each request is one the handler refuses anyway (an unknown event
-/// type), so none that gets through opens a stream.
+/// A stream's statuses, through the streams' own client (`gable_tests::sse`): a `200` is
+/// read up to its `ready` event (the answer does not end), every refusal whole. Over the
+/// rate limit, each request is one the handler refuses anyway (a bad parameter), so none
+/// that gets through opens a stream.
 async fn provoke_stream(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
     use gable_tests::sse::EventStream;
+    let (bad, ready) = match op.c().name {
+        "events" => ("?events=no.such_type", "event_stream"),
+        _ => ("?filter[no_such_field]=1", "request_log_stream"),
+    };
     if status == 429 {
-        let path = format!("{}?events=no.such_type", op.path);
+        let path = format!("{}{bad}", op.path);
         return Some(over_the_rate_limit(cx, op, &path).await);
     }
     let (key, query) = match status {
         200 | 500 => (cx.key.clone(), ""),
-        400 => (cx.key.clone(), "?events=no.such_type"),
+        400 => (cx.key.clone(), bad),
         401 => (String::new(), ""),
         // A key of another collection's read scope (`webhooks:read`): no `events:read`.
         403 => (cx.narrow_key(op.c()).to_string(), ""),
@@ -672,7 +677,7 @@ async fn provoke_stream(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
     let url = cx.url(&format!("{}{query}", op.path));
     Some(match EventStream::open(&cx.app.client, &url, &key, None).await {
         Ok(stream) => {
-            if stream.ready["object"] != json!("event_stream") {
+            if stream.ready["object"] != json!(ready) {
                 cx.fail(format!("{}: 200 whose first event is not `ready`: {}", op.name(), stream.ready));
             }
             Res { status: 200, headers: Default::default(), text: stream.ready.to_string(), body: stream.ready }

@@ -4,8 +4,8 @@
 //! answer that never ends is not a case it can judge; `tests/openapi/fuzz.sh`).
 
 use utoipa::openapi::content::ContentBuilder;
-use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItemBuilder};
-use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::path::{HttpMethod, OperationBuilder, Parameter, ParameterBuilder, ParameterIn, PathItemBuilder};
+use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::{ObjectBuilder, PathItem, Required, Type};
 
 use super::errors::{with_errors, with_layers, Method, Route};
@@ -45,23 +45,30 @@ pub(super) fn path_item() -> PathItem {
             "Event types to listen to, comma-separated; `*` or none for every type.",
             ObjectBuilder::new().schema_type(Type::String),
         ))
-        .parameter(
-            ParameterBuilder::new()
-                .name("Last-Event-ID")
-                .parameter_in(ParameterIn::Header)
-                .required(Required::False)
-                .description(Some(
-                    "The id of the last event received: the stream resumes right after it. An id that is not an event \
-                     of this environment (purged after 30 days, another tenant's) is `400`.",
-                ))
-                .schema(Some(uuid())),
-        )
-        .response(
-            "200",
-            ResponseBuilder::new()
-                .description("The stream: `ready`, then events as they come, until the client leaves or `end`.")
-                .content("text/event-stream", ContentBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::String))).build()),
-        );
+        .parameter(last_event_id(
+            "The id of the last event received: the stream resumes right after it. An id that is not an event of this \
+             environment (purged after 30 days, another tenant's) is `400`.",
+        ))
+        .response("200", stream_answer("The stream: `ready`, then events as they come, until the client leaves or `end`."));
     let op = with_errors(op, &with_layers(Route::Api(Method::Get), ERRORS));
     PathItemBuilder::new().operation(HttpMethod::Get, op.build()).build()
+}
+
+/// The `Last-Event-ID` header a reconnecting client sends.
+pub(super) fn last_event_id(description: &str) -> Parameter {
+    ParameterBuilder::new()
+        .name("Last-Event-ID")
+        .parameter_in(ParameterIn::Header)
+        .required(Required::False)
+        .description(Some(description))
+        .schema(Some(uuid()))
+        .build()
+}
+
+/// A `200` of server-sent events.
+pub(super) fn stream_answer(description: &str) -> Response {
+    ResponseBuilder::new()
+        .description(description)
+        .content("text/event-stream", ContentBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::String))).build())
+        .build()
 }

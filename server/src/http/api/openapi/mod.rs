@@ -40,6 +40,7 @@ mod events;
 mod links;
 mod parts;
 mod paths;
+mod request_log_stream;
 mod rules;
 mod sandbox;
 mod schemas;

@@ -1,14 +1,15 @@
 //! The pieces every operation of the description is made of, shared by the collections'
 //! paths (`paths`), the commands (`commands`) and the sandbox's clock (`sandbox`): the
-//! operation's frame, a success response, and the standard parameters.
+//! operation's frame, a success response, and the standard parameters (a list's filters
+//! among them: its stream takes them too).
 
 use utoipa::openapi::content::ContentBuilder;
-use utoipa::openapi::path::{OperationBuilder, Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::path::{OperationBuilder, Parameter, ParameterBuilder, ParameterIn, ParameterStyle};
 use utoipa::openapi::{KnownFormat, ObjectBuilder, RefOr, Required, ResponseBuilder, Schema, SchemaFormat, Type};
 
 use super::errors::with_errors;
 use super::schemas::uuid;
-use super::{schema_ref, with_standard_headers};
+use super::{pascal, schema_ref, with_standard_headers};
 use crate::domain::registry::Collection;
 use crate::http::version;
 
@@ -94,4 +95,22 @@ pub(super) fn query(name: impl Into<String>, description: impl Into<String>, sch
         .required(Required::False)
         .description(Some(description.into()))
         .schema(Some(schema))
+}
+
+/// The name of a collection's filter schema in `components.schemas`.
+pub(super) fn filter_schema_name(c: &Collection) -> String {
+    format!("{}Filter", pascal(c.object))
+}
+
+/// All of a list's filters as one parameter: an object whose property names are the query
+/// keys themselves (`filter[status]`, `filter[rent][gte]`). `form` style with `explode` sends
+/// each property as its own `key=value` pair, so a generator that follows the specification
+/// produces exactly the wire form, and a generated list function takes one `filter` argument
+/// instead of one per field and operator (leases had 76). A `deepObject` would need nested
+/// objects for the operators, which neither the specification nor common generators define.
+pub(super) fn filter_parameter(c: &Collection) -> Parameter {
+    query("filter", "The filters, one query parameter per property; all must hold.", schema_ref(&filter_schema_name(c)))
+        .style(Some(ParameterStyle::Form))
+        .explode(Some(true))
+        .build()
 }

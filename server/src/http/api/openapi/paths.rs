@@ -17,7 +17,9 @@ use utoipa::openapi::{
 use super::answers;
 use super::commands;
 use super::errors::{self, with_errors};
-use super::parts::{id_parameter, idempotency_parameter, operation, query, success, version_parameter};
+use super::parts::{
+    filter_parameter, filter_schema_name, id_parameter, idempotency_parameter, operation, query, success, version_parameter,
+};
 use super::schemas::{enum_schema_name, field_schema, field_schema_as, secret_on_create, ty_schema, Side};
 use utoipa::openapi::security::SecurityRequirement;
 
@@ -45,6 +47,9 @@ pub(super) fn paths() -> Paths {
         paths = paths.path(path, item);
     }
     paths = paths.path(super::event_stream::PATH, super::event_stream::path_item());
+    if let Some(calls) = COLLECTIONS.iter().find(|c| c.name == "request-logs") {
+        paths = paths.path(super::request_log_stream::PATH, super::request_log_stream::path_item(calls));
+    }
     paths.build()
 }
 
@@ -336,24 +341,6 @@ fn sort_parameter(c: &'static Collection) -> Parameter {
     .style(Some(ParameterStyle::Form))
     .explode(Some(false))
     .build()
-}
-
-/// The name of a collection's filter schema in `components.schemas`.
-fn filter_schema_name(c: &Collection) -> String {
-    format!("{}Filter", pascal(c.object))
-}
-
-/// All of a list's filters as one parameter: an object whose property names are the query
-/// keys themselves (`filter[status]`, `filter[rent][gte]`). `form` style with `explode` sends
-/// each property as its own `key=value` pair, so a generator that follows the specification
-/// produces exactly the wire form, and a generated list function takes one `filter` argument
-/// instead of one per field and operator (leases had 76). A `deepObject` would need nested
-/// objects for the operators, which neither the specification nor common generators define.
-fn filter_parameter(c: &Collection) -> Parameter {
-    query("filter", "The filters, one query parameter per property; all must hold.", schema_ref(&filter_schema_name(c)))
-        .style(Some(ParameterStyle::Form))
-        .explode(Some(true))
-        .build()
 }
 
 /// `components.schemas.<Object>Filter` and `<Object>SortKey` for every collection.
