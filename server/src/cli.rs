@@ -12,6 +12,7 @@ use crate::startup::{shutdown_signal, Application};
 use crate::store::{schema, Dialect, Store};
 
 mod backup;
+pub mod client;
 mod collections;
 mod migration;
 
@@ -86,6 +87,10 @@ enum Command {
     Collections(collections::CollectionsArgs),
     /// Prints a new collection's migration for each database, or writes it (`--write`).
     Migration(migration::MigrationArgs),
+    /// The integrator's commands (`login`, `logout`, `listen`, `trigger`, `logs`): they use a
+    /// Gable's API with a key, never a database.
+    #[command(flatten)]
+    Client(client::ClientCommand),
     /// Prints the schema the registry implies (how the first migrations were made).
     #[command(hide = true)]
     Schema {
@@ -201,8 +206,20 @@ pub fn main() -> ExitCode {
     // The matches as well as the parsed values: they tell which flags were typed.
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: could not start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // The client commands read no settings and open no store: they speak to an API.
+    let command = match cli.command {
+        Command::Client(command) => return exit_code(rt.block_on(client::run(command))),
+        other => other,
+    };
     let log = init_tracing();
-    let serve = match &cli.command {
+    let serve = match &command {
         Command::Serve(args) => Some(args),
         _ => None,
     };
@@ -213,16 +230,13 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: could not start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let outcome = rt.block_on(run(cli.command, config));
+    let outcome = rt.block_on(run(command, config));
     // Every line logged is out before the last word (and before the process ends).
     drop(log);
+    exit_code(outcome)
+}
+
+fn exit_code(outcome: anyhow::Result<()>) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -285,7 +299,7 @@ fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
 
 /// Writes a command's output to stdout. A reader that went away (`gable … | head`) is not
 /// an error of ours: `print!` would panic there.
-fn print_out(text: &str) -> anyhow::Result<()> {
+pub(crate) fn print_out(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -297,6 +311,7 @@ fn print_out(text: &str) -> anyhow::Result<()> {
 async fn run(command: Command, config: Config) -> anyhow::Result<()> {
     let store_args = config.store();
     match command {
+        Command::Client(command) => client::run(command).await,
         Command::Schema { dialect } => print_out(&schema::init_ddl(dialect)),
         Command::Collections(args) => collections::run(&args),
         Command::Migration(args) => migration::run(&args),

@@ -12,7 +12,7 @@ to fill in is a README bug, to be fixed in README.md:
   gbl_test_…                      the sandbox key the fresh server printed
                                   ("Sandbox key (shown once): gbl_test_…")
   127.0.0.1:8080, 127.0.0.1:8081  the production and sandbox addresses (free ports)
-  127.0.0.1:8000                  the webhook receiver's address (a free port, given to the
+  127.0.0.1:4242, localhost:4242  the webhook receiver's address (a free port, given to the
                                   receiver as PORT, the variable it reads)
   <the invoice id>                the first id in the output of the latest earlier command
                                   that listed open invoices (/invoices?filter[status]=open)
@@ -24,14 +24,19 @@ HOW COMMANDS ARE RUN:
     reader's terminal (KEY=…; API=… in one block, $KEY in a later one).
   - `curl` on the PATH is a shim: the real curl with --fail-with-body (a 4xx/5xx fails
     the command), recording each answer's HTTP status; any status outside 2xx fails.
-  - `gable` on the PATH is $GABLE_BIN acting on the test's data directory.
+  - `gable` on the PATH is $GABLE_BIN acting on the test's data directory, with a config
+    directory of the test's own for `gable login`'s profiles (GABLE_CLI_HOME).
+  - `gable listen …` (but `--print-secret`) is started in the background, as a reader
+    leaves it running in a terminal of its own; the test goes on once it says it is
+    forwarding (or ready), and stops it at the end of its block.
   - `make run` and `make test` alone are the build and the test suite (CI runs them):
     not run. The server is $GABLE_BIN, started before the first block on an empty data
     directory; its welcome banner gives the key.
   - `make run ARGS="…"` and `gable serve …` mean "serve with these flags": the server
     is stopped and `$GABLE_BIN serve …` started with those flags on the same data
     directory and addresses, so the key stays valid.
-  - `… python3 receiver.py` starts the README's receiver (the Python between
+  - `… python3 receiver.py` (after variable assignments, which may run `gable`) starts the
+    README's receiver (the Python between
     <!-- receiver:start --> and <!-- receiver:end -->, saved as receiver.py) in the
     background. After the last command of its block the test waits up to 30 s for the
     receiver (which prints only verified deliveries) to print the event type named in
@@ -154,7 +159,7 @@ def words(cmd):
 
 
 def kind_of(argv):
-    """What a command is: ("skip", why), ("serve", flags), ("receiver", None), ("run", None)."""
+    """What a command is: ("skip", why), ("serve", flags), ("receiver", None), ("listen", None), ("run", None)."""
     if not argv:
         return "run", None
     j = 0
@@ -173,7 +178,10 @@ def kind_of(argv):
         raise Failure(f"run.py does not know what `make {' '.join(targets)}` should do here; teach it (top of tests/readme/run.py)")
     if rest[:2] == ["gable", "serve"]:
         return "serve", rest[2:]
-    if any(os.path.basename(a) == "receiver.py" for a in rest) and rest and rest[0].startswith("python"):
+    if rest[:2] == ["gable", "listen"] and "--print-secret" not in rest:
+        return "listen", None
+    # `VAR=$(…) python3 receiver.py`: the words of the assignment's command come first.
+    if any(os.path.basename(a) == "receiver.py" for a in rest) and any(a.startswith("python") for a in rest):
         return "receiver", None
     return "run", None
 
@@ -294,6 +302,8 @@ class Run:
         self.live_port, self.sandbox_port, self.receiver_port = free_ports(3)
         self.server = None
         self.receiver = None
+        self.listener = None
+        self.cli_home = os.path.join(tmp, "cli")
         self.key = None
         self.outputs = []  # (command as run, stdout) of every command so far
         self.ran = self.skipped = self.answers = 0
@@ -318,7 +328,12 @@ class Run:
     def server_env(self):
         env = {k: v for k, v in os.environ.items() if k not in REDIRECTING_ENV}
         env["NO_COLOR"] = "1"  # a plain log to quote when something fails
+        env["GABLE_CLI_HOME"] = self.cli_home  # `gable login`'s profiles: the test's own
         return env
+
+    def shell_env(self):
+        """A README command's environment: the shims first on the PATH."""
+        return dict(self.server_env(), PATH=self.bin_dir + os.pathsep + os.environ.get("PATH", ""))
 
     def start_server(self, flags):
         self.serves += 1
@@ -379,7 +394,8 @@ class Run:
         subs = {
             "127.0.0.1:8080": f"127.0.0.1:{self.live_port}",
             "127.0.0.1:8081": f"127.0.0.1:{self.sandbox_port}",
-            "127.0.0.1:8000": f"127.0.0.1:{self.receiver_port}",
+            "127.0.0.1:4242": f"127.0.0.1:{self.receiver_port}",
+            "localhost:4242": f"localhost:{self.receiver_port}",
         }
         if "gbl_test_" + ELLIPSIS in cmd:
             subs["gbl_test_" + ELLIPSIS] = self.key
@@ -419,8 +435,7 @@ class Run:
         cmd_file = os.path.join(self.tmp, "command.sh")
         with open(cmd_file, "w") as f:
             f.write(cmd + "\n")
-        env = dict(self.server_env(), PATH=self.bin_dir + os.pathsep + os.environ.get("PATH", ""),
-                   GABLE_README_STATUS=self.status_file)
+        env = dict(self.shell_env(), GABLE_README_STATUS=self.status_file)
         say(f"\n$ {cmd}    [{where}]")
         t0 = time.time()
         try:
@@ -454,7 +469,7 @@ class Run:
             self.receiver.stop()
         say(f"\n$ {cmd}    [{where}; in the background, in a directory holding the README's receiver.py, "
             f"PORT={self.receiver_port}]")
-        env = dict(self.server_env(), PORT=str(self.receiver_port))
+        env = dict(self.shell_env(), PORT=str(self.receiver_port))
         self.receiver = Child("receiver", ["bash", "-c", cmd], rdir, env, os.path.join(self.tmp, "receiver.out"),
                               os.path.join(self.tmp, "receiver.err"))
         deadline = time.time() + 10
@@ -470,6 +485,31 @@ class Run:
             except OSError:
                 time.sleep(0.2)
         raise Failure(f"{where}: the receiver is not listening on port {self.receiver_port} after 10 s")
+
+    def start_listener(self, where, cmd):
+        """`gable listen …` in the background, once it says it is forwarding (or printing)."""
+        self.stop_listener()
+        say(f"\n$ {cmd}    [{where}; in the background]")
+        self.listener = Child("listen", ["bash", "-c", cmd], ROOT, self.shell_env(), os.path.join(self.tmp, "listen.out"),
+                              os.path.join(self.tmp, "listen.err"))
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            said = self.listener.stderr_tail(50)
+            if "Forwarding each event to" in said or "Printing each event" in said:
+                say("  listening: " + next(ln for ln in said.splitlines() if ln.startswith("Ready")))
+                self.ran += 1
+                return
+            if not self.listener.alive():
+                raise Failure(f"{where}: gable listen exited (status {self.listener.proc.returncode}):\n{said}")
+            time.sleep(0.2)
+        raise Failure(f"{where}: gable listen did not say it was ready within 20 s:\n{self.listener.stderr_tail()}")
+
+    def stop_listener(self):
+        if self.listener:
+            self.listener.stop()
+            say("  gable listen stopped; it said:\n    " + "\n    ".join(self.listener.stderr_tail(10).splitlines())
+                + "\n  and printed:\n    " + "\n    ".join(self.listener.lines[-10:]))
+            self.listener = None
 
     def await_event(self, where, event_type):
         what = event_type or "a verified event"
@@ -487,6 +527,7 @@ class Run:
                       f"  its output: {self.receiver.lines}\n  its log (one line per request):\n{self.receiver.stderr_tail()}")
 
     def stop_all(self):
+        self.stop_listener()
         for child in (self.receiver, self.server):
             if child:
                 child.stop()
@@ -508,6 +549,8 @@ def run_one(run, where, cmd, receiver_src):
     elif kind == "receiver":
         run.start_receiver(where, cmd, receiver_src)
         return True
+    elif kind == "listen":
+        run.start_listener(where, cmd)
     else:
         run.run_command(where, cmd)
     return False
@@ -552,6 +595,7 @@ def main():
                 last_line, last = commands[-1]
                 m = re.search(r"\b([a-z_]+\.[a-z_]+)\b", split_comment(last)[1])
                 events.append(run.await_event(f"block {b} (README.md line {last_line})", m.group(1) if m else None))
+            run.stop_listener()
         secs = time.time() - t0
         say(f"\nreadme: PASSED: {run.ran} commands run ({run.skipped} not run: make run / make test), "
             f"all exited 0, all {run.answers} HTTP answers 2xx"

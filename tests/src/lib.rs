@@ -26,8 +26,10 @@ use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 
+pub mod cli;
 pub mod pg_cluster;
 pub mod process;
+pub mod proxy;
 pub mod receiver;
 pub mod schema;
 pub mod sse;

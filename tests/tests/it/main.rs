@@ -12,6 +12,7 @@
 //! cargo would build as one more binary.
 
 mod api;
+mod cli;
 mod console;
 mod event_stream;
 mod events;

@@ -26,6 +26,23 @@ async fn lead(client: &reqwest::Client, base: &str, secret: &str, name: &str) ->
     r.json::<serde_json::Value>().await.unwrap()["data"]["id"].as_str().unwrap().to_string()
 }
 
+/// Four writers of 25 leads each, through processes 1 and 2 at once, so their transactions
+/// interleave; each answers the ids it made, in order.
+fn burst(client: &reqwest::Client, bases: &[String], secret: &str) -> Vec<tokio::task::JoinHandle<Vec<String>>> {
+    (0..4usize)
+        .map(|w| {
+            let (client, base, secret) = (client.clone(), bases[1 + w % 2].clone(), secret.to_string());
+            tokio::spawn(async move {
+                let mut made = vec![];
+                for n in 0..25 {
+                    made.push(lead(&client, &base, &secret, &format!("Burst {w}-{n}")).await);
+                }
+                made
+            })
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_processes_one_listener_every_event_once_across_a_reconnect() {
     let Some(db) = Database::fresh(Backend::Postgres).await else { return };
@@ -52,17 +69,7 @@ async fn three_processes_one_listener_every_event_once_across_a_reconnect() {
     assert!(latencies[2] < Duration::from_secs(3), "median {:?}", latencies[2]);
 
     // Four writers through processes 1 and 2 at once: their transactions interleave.
-    let mut writers = vec![];
-    for w in 0..4usize {
-        let (client, base, secret) = (client.clone(), bases[1 + w % 2].clone(), secret.clone());
-        writers.push(tokio::spawn(async move {
-            let mut made = vec![];
-            for n in 0..25 {
-                made.push(lead(&client, &base, &secret, &format!("Burst {w}-{n}")).await);
-            }
-            made
-        }));
-    }
+    let writers = burst(&client, &bases, &secret);
     // Mid-burst the listener drops its connection and resumes on process 2.
     let mut received = vec![];
     let first_part = listener.take(30, Duration::from_secs(10)).await;
@@ -93,4 +100,54 @@ async fn three_processes_one_listener_every_event_once_across_a_reconnect() {
     assert!(on_last.next(Duration::from_secs(5)).await.is_none(), "then the stream ends");
     let (status, log) = last_server.wait_with_log(Duration::from_secs(10)).await;
     assert_eq!(status, Some(0), "a clean exit, not held to the drain's deadline by the stream: {log}");
+}
+
+/// `gable listen` itself across processes: three servers on one PostgreSQL, the listener
+/// on process 0 (through a proxy, as behind a load balancer), four writers on processes 1
+/// and 2. Mid-burst process 0 shuts down and the balancer sends new connections to
+/// process 1: the command connects again with `Last-Event-ID` and the receiver gets every
+/// event once, in the order the stream gave them (each writer's in the order it made them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gable_listen_forwards_every_event_once_when_its_process_goes_away() {
+    use gable_tests::cli::Cli;
+    use gable_tests::proxy::Proxy;
+    use gable_tests::receiver::Receiver;
+
+    let Some(db) = Database::fresh(Backend::Postgres).await else { return };
+    let start = || db.server().arg("--rate-limit-test").arg("0").start();
+    let mut servers = vec![start().await, start().await, start().await];
+    let bases: Vec<String> = servers.iter().map(|s| s.sandbox.clone()).collect();
+    let (_, secret) = db.tenant_and_key("test").await;
+    let client = reqwest::Client::new();
+    let balancer = Proxy::start(&bases[0]).await;
+    let receiver = Receiver::start().await;
+    let mut listen =
+        Cli::new(&balancer.url(), &secret).spawn(&["listen", "--events", "lead.created", "--forward-to", &receiver.url("/ok")]);
+    listen.told("Forwarding each event to", Duration::from_secs(20)).await;
+
+    let writers = burst(&client, &bases, &secret);
+    receiver.wait_for(20, 20).await;
+    // Process 0 goes away mid-burst; the balancer sends new connections to process 1.
+    balancer.point_to(&bases[1]);
+    let stopping = servers.remove(0);
+    stopping.signal("TERM");
+    let mut made = vec![];
+    for w in writers {
+        made.push(w.await.unwrap());
+    }
+    listen.told("Connected again; no event was missed", Duration::from_secs(20)).await;
+    let total: usize = made.iter().map(Vec::len).sum();
+    receiver.wait_for(total, 30).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let got: Vec<String> =
+        receiver.received().iter().map(|r| r.json()["data"]["object"]["id"].as_str().unwrap_or_default().to_string()).collect();
+    let unique: BTreeSet<&String> = got.iter().collect();
+    assert_eq!(unique.len(), got.len(), "no event forwarded twice");
+    assert_eq!(got.len(), total, "every event of the burst, across the process going away");
+    for writer in &made {
+        let order: Vec<&String> = got.iter().filter(|id| writer.contains(id)).collect();
+        assert_eq!(order, writer.iter().collect::<Vec<_>>(), "each writer's events in the order it made them");
+    }
+    let (status, log) = stopping.wait_with_log(Duration::from_secs(10)).await;
+    assert_eq!(status, Some(0), "the stopped process exited cleanly: {log}");
 }
