@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use uuid::Uuid;
 
-use crate::config::{Config, ServeArgs, StoreArgs};
+use crate::config::{Config, ServeArgs, StoreArgs, STORE_HEADING};
 use crate::startup::{shutdown_signal, Application};
 use crate::store::{schema, Dialect, Store};
 
@@ -22,7 +22,7 @@ struct Cli {
     /// A TOML file of settings (any `serve` or store setting, by its flag's name with
     /// underscores: `addr`, `database_url`, `trusted_proxies`, …). Precedence:
     /// defaults < this file < environment variables < flags. See gable.example.toml.
-    #[arg(long, env = "GABLE_CONFIG", value_name = "FILE", global = true)]
+    #[arg(long, env = "GABLE_CONFIG", value_name = "FILE", global = true, help_heading = STORE_HEADING)]
     config: Option<PathBuf>,
     #[command(flatten)]
     store: StoreArgs,

@@ -65,13 +65,17 @@ pub const ENVIRONMENT: [(&str, &str); 23] = [
     ("metrics_addr", "GABLE_METRICS_ADDR"),
 ];
 
+/// Where `--help` lists the store's settings (and the settings file), which every command
+/// takes and the integrator's commands (`login`, `listen`, …) ignore.
+pub const STORE_HEADING: &str = "Server settings (the operator's commands; login, logout, listen, trigger and logs ignore them)";
+
 #[derive(Debug, Clone, Args, Serialize)]
 pub struct StoreArgs {
     /// Directory of the embedded database and generated secrets. [env: GABLE_DATA_DIR]
-    #[arg(long, default_value = DEFAULT_DATA_DIR, global = true)]
+    #[arg(long, default_value = DEFAULT_DATA_DIR, global = true, help_heading = STORE_HEADING)]
     pub data_dir: PathBuf,
     /// A `postgres://` URL to use PostgreSQL instead of the embedded SQLite. [env: DATABASE_URL]
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = STORE_HEADING)]
     pub database_url: Option<String>,
 }
 
