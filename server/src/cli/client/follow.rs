@@ -31,6 +31,8 @@ pub(super) trait Follower {
 enum Ended {
     /// Connect again after a pause.
     Lost(String),
+    /// Connect again after the rate limit's `Retry-After`.
+    Limited(ApiError, Duration),
     /// The server will not stream to this key: the command fails with its reason.
     Refused(ApiError),
     /// The follower has what it came for.
@@ -42,28 +44,36 @@ pub(super) async fn follow(client: &Client, path: &str, follower: &mut impl Foll
     let mut last: Option<String> = None;
     let mut ready_before = false;
     let mut backoff = Duration::from_secs(1);
+    let stop = crate::startup::shutdown_signal();
+    tokio::pin!(stop);
     loop {
         let ended = tokio::select! {
             ended = connection(client, path, follower, &mut last, &mut ready_before, &mut backoff) => ended,
-            _ = tokio::signal::ctrl_c() => {
+            _ = &mut stop => {
                 say(&follower.summary());
                 return Ok(());
             }
         };
-        match ended {
+        let resume = last.as_deref().map(|id| format!(", resuming after {id}")).unwrap_or_default();
+        let pause = match ended {
             Ended::Done => return Ok(()),
             Ended::Refused(e) => anyhow::bail!("{e}"),
+            Ended::Limited(e, wait) => {
+                say(&format!("Over the key's rate limit ({e}); connecting again in {} s{resume}.", wait.as_secs()));
+                wait
+            }
             Ended::Lost(why) => {
-                let resume = last.as_deref().map(|id| format!(", resuming after {id}")).unwrap_or_default();
                 say(&format!("Connection lost ({why}); connecting again in {} s{resume}.", backoff.as_secs()));
-                tokio::select! {
-                    _ = tokio::time::sleep(backoff) => {}
-                    _ = tokio::signal::ctrl_c() => {
-                        say(&follower.summary());
-                        return Ok(());
-                    }
-                }
+                let pause = backoff;
                 backoff = (backoff * 2).min(MAX_BACKOFF);
+                pause
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            _ = &mut stop => {
+                say(&follower.summary());
+                return Ok(());
             }
         }
     }
@@ -88,10 +98,15 @@ async fn connection(
     let status = res.status().as_u16();
     if status != 200 {
         let request_id = res.headers().get("request-id").and_then(|v| v.to_str().ok()).map(String::from);
+        let retry_after = res.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
         let e = ApiError::of_answer(status, request_id, &res.text().await.unwrap_or_default());
-        // A server starting, stopping or behind a proxy that lost it may take us in a moment.
         return match status {
+            // A server starting, stopping or behind a proxy that lost it may take us in a moment.
             502..=504 => Ended::Lost(e.to_string()),
+            // The key's other requests used its second's worth: not a refusal of the stream.
+            429 if e.code() == Some("rate_limited") => {
+                Ended::Limited(e, Duration::from_secs(retry_after.unwrap_or(1).clamp(1, MAX_BACKOFF.as_secs())))
+            }
             _ => Ended::Refused(e),
         };
     }

@@ -170,3 +170,26 @@ async fn a_cut_connection_loses_and_repeats_nothing(app: &TestApp) {
     assert!(!out.success && out.stderr.contains("403 insufficient_scope"), "{out:?}");
 }
 both!(a_cut_connection_loses_and_repeats_nothing);
+
+/// The key's rate limit is not a refusal of the stream: `listen` waits as `Retry-After`
+/// says and connects; SIGTERM stops it as Ctrl-C does.
+async fn the_rate_limit_is_waited_out_and_sigterm_stops_it(app: &TestApp) {
+    let t = app.tenant("Limited CLI").await;
+    let cli = Cli::new(&app.sandbox, &t.test_key);
+    let mut limited = false;
+    for _ in 0..10 {
+        limited |= app.call(&t.test_key, "GET", "/v1/leads", None).await.status == 429;
+    }
+    assert!(limited, "the key is over its limit");
+    let out = cli.run(&["listen", "--print-secret"]).await;
+    assert!(out.success && out.stdout.starts_with("whsec_"), "{out:?}");
+    assert!(out.stderr.contains("Over the key's rate limit") && out.stderr.contains("429 rate_limited"), "{out:?}");
+
+    let mut listen = cli.spawn(&["listen"]);
+    ready_secret(&mut listen).await;
+    listen.signal("TERM");
+    let (ok, said) = listen.wait(WAIT).await;
+    assert!(ok, "SIGTERM is a clean stop: {said:?}");
+    assert!(said.iter().any(|l| l.starts_with("Stopped after 0 event(s)")), "{said:?}");
+}
+both!(the_rate_limit_is_waited_out_and_sigterm_stops_it, |b| b.rate_limits(100, 2));
