@@ -5,7 +5,8 @@
 # receivers; a low sandbox rate limit so the kits' 429 retries are exercised; the server's
 # log is kept when a kit fails), and runs every kit's suite
 # at once, each in its own tenant with its own sandbox key (every scope), exported as
-# GABLE_SANDBOX_URL and GABLE_TEST_KEY. A kit's suite is `sdks/<kit>/test.sh`; it
+# GABLE_SANDBOX_URL and GABLE_TEST_KEY, with GABLE_BIN the server binary's absolute path
+# (for the kits' `gable listen` tests). A kit's suite is `sdks/<kit>/test.sh`; it
 # installs what its runner needs and exits non-zero when a test fails. The clients that
 # standard generators make from the API description are tested the same way
 # (`sdks/generated/<generator>/test.sh`, named `generated/<generator>`).
@@ -71,7 +72,7 @@ run_kit() {
         echo "sdks: no kit named $kit (no sdks/$kit/test.sh)" >"$o.out"
         rc=1
     else
-        GABLE_SANDBOX_URL="$SANDBOX" GABLE_TEST_KEY="$key" bash "sdks/$kit/test.sh" >"$o.out" 2>&1 || rc=$?
+        GABLE_SANDBOX_URL="$SANDBOX" GABLE_TEST_KEY="$key" GABLE_BIN="$BIN" bash "sdks/$kit/test.sh" >"$o.out" 2>&1 || rc=$?
     fi
     echo $((SECONDS - t0)) >"$o.secs"
     return "$rc"

@@ -8,12 +8,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"reflect"
 	"regexp"
 	"sort"
@@ -510,5 +512,133 @@ func TestWebhookVerificationOfARealDelivery(t *testing.T) {
 		if err := verify(); !errors.As(err, &sigErr) {
 			t.Errorf("%s: want a *gable.SignatureVerificationError, got %v", why, err)
 		}
+	}
+}
+
+// output is what a child process writes to one stream, kept whole (os/exec copies the pipe
+// into it from a goroutine of its own, so the pipe never fills).
+type output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// `gable listen --forward-to` signs each event as a delivery, under the secret that
+// `gable listen --print-secret` prints: what a developer configures in their app.
+func TestAGableListenForwardVerifiesWithVerify(t *testing.T) {
+	bin := os.Getenv("GABLE_BIN")
+	if bin == "" {
+		t.Skip("GABLE_BIN (the gable binary) is not set: sdks/run.sh sets it to run `gable listen`")
+	}
+	ctx, g := context.Background(), client(t)
+	hookURL, got := receiver(t)
+	forwardTo := strings.TrimSuffix(hookURL, "/hook") + "/webhooks"
+	env := append(os.Environ(),
+		"GABLE_API_URL="+os.Getenv("GABLE_SANDBOX_URL"),
+		"GABLE_API_KEY="+os.Getenv("GABLE_TEST_KEY"),
+		"GABLE_CLI_HOME="+t.TempDir(),
+	)
+
+	printCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	printSecret := exec.CommandContext(printCtx, bin, "listen", "--print-secret")
+	printSecret.Env = env
+	printed, err := printSecret.Output()
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			t.Fatalf("gable listen --print-secret: %v: %s", err, exit.Stderr)
+		}
+		t.Fatalf("gable listen --print-secret: %v", err)
+	}
+	secret := strings.TrimSpace(string(printed))
+	if !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("gable listen --print-secret printed %q, not a whsec_ secret", printed)
+	}
+
+	listen := exec.Command(bin, "listen", "--forward-to", forwardTo, "--events", "lead.created")
+	listen.Env = env
+	var stdout, stderr output
+	listen.Stdout, listen.Stderr = &stdout, &stderr
+	if err := listen.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = listen.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		// Ctrl-C (it prints its summary and exits), then a kill if it lingers.
+		select {
+		case <-exited:
+			return
+		default:
+		}
+		_ = listen.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = listen.Process.Kill()
+			<-exited
+		}
+	})
+	said := func() string { return stderr.String() + stdout.String() }
+	ready := func() bool { return strings.Contains(stderr.String(), "Forwarding each event to") }
+	for deadline := time.Now().Add(20 * time.Second); !ready() && time.Now().Before(deadline); {
+		select {
+		case <-exited:
+			t.Fatalf("gable listen ended before it was forwarding (%v): %s", listen.ProcessState, said())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if !ready() {
+		t.Fatalf("gable listen was not forwarding within 20 s: %s", said())
+	}
+
+	lead := must(t)(g.Leads.Create(ctx, gable.Record{"name": "Lee Listen", "email": "lee.listen." + run + "@example.com"}))
+	var d delivery
+	timeout := time.After(30 * time.Second)
+	for found := false; !found; {
+		select {
+		case d = <-got:
+			var about struct {
+				Data struct {
+					Object struct {
+						ID string `json:"id"`
+					} `json:"object"`
+				} `json:"data"`
+			}
+			found = json.Unmarshal(d.body, &about) == nil && about.Data.Object.ID == lead.ID()
+		case <-timeout:
+			t.Fatalf("gable listen forwarded no lead.created about %s within 30 s: %s", lead.ID(), said())
+		}
+	}
+
+	event, err := gable.Verify(d.body, d.header, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if event.Type != "lead.created" || event.Data.Object.ID() != lead.ID() {
+		t.Fatalf("forwarded %q about %q, want lead.created about %s", event.Type, event.Data.Object.ID(), lead.ID())
+	}
+	if id := d.header.Get("Gable-Event-Id"); id != event.ID {
+		t.Fatalf("Gable-Event-Id is %q, the event's id %q", id, event.ID)
+	}
+	tampered := bytes.Replace(d.body, []byte("Lee Listen"), []byte("Eve Listen"), 1)
+	if bytes.Equal(tampered, d.body) {
+		t.Fatal("the forwarded body does not name the lead")
+	}
+	var sigErr *gable.SignatureVerificationError
+	if _, err := gable.Verify(tampered, d.header, secret); !errors.As(err, &sigErr) {
+		t.Fatalf("a tampered body: want a *gable.SignatureVerificationError, got %v", err)
 	}
 }

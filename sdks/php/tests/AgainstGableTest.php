@@ -236,6 +236,126 @@ final class AgainstGableTest extends TestCase
         }
     }
 
+    /**
+     * `gable listen --forward-to` signs each event as a delivery, under the secret that
+     * `gable listen --print-secret` prints: what a developer configures in their app.
+     *
+     * @testdox A `gable listen` forward verifies with the kit's verifier (the secret it prints)
+     */
+    public function testAGableListenForwardVerifiesWithTheKitsVerifier(): void
+    {
+        $bin = getenv('GABLE_BIN');
+        if ($bin === false || $bin === '') {
+            $this->markTestSkipped('GABLE_BIN (the gable binary) is not set: sdks/run.sh sets it to run `gable listen`');
+        }
+        $receiver = new Receiver();
+        // The children write into files here, not into pipes: this process is single-threaded,
+        // and a pipe nobody reads while it waits could fill.
+        $home = sys_get_temp_dir() . '/gable-cli-home-' . bin2hex(random_bytes(6));
+        mkdir($home, 0700);
+        $listen = null;
+        try {
+            $env = ['GABLE_API_URL' => self::env('GABLE_SANDBOX_URL'), 'GABLE_API_KEY' => self::env('GABLE_TEST_KEY'), 'GABLE_CLI_HOME' => $home] + getenv();
+
+            $printing = self::spawn([$bin, 'listen', '--print-secret'], $env, "{$home}/print-secret");
+            $deadline = microtime(true) + 20;
+            while (($status = proc_get_status($printing))['running'] && microtime(true) < $deadline) {
+                usleep(50_000);
+            }
+            self::stop($printing);
+            $this->assertSame(0, $status['exitcode'], 'gable listen --print-secret: ' . file_get_contents("{$home}/print-secret.err"));
+            $secret = trim(file_get_contents("{$home}/print-secret.out"));
+            $this->assertStringStartsWith('whsec_', $secret);
+
+            $listen = self::spawn(
+                [$bin, 'listen', '--forward-to', "{$receiver->url}/webhooks", '--events', 'lead.created'],
+                $env,
+                "{$home}/listen",
+            );
+            $said = static fn (): string => file_get_contents("{$home}/listen.err") . file_get_contents("{$home}/listen.out");
+            $deadline = microtime(true) + 20;
+            while (!str_contains(file_get_contents("{$home}/listen.err"), 'Forwarding each event to')) {
+                if (microtime(true) > $deadline || !proc_get_status($listen)['running']) {
+                    $this->fail('gable listen was not forwarding within 20 s: ' . $said());
+                }
+                usleep(50_000);
+            }
+
+            $lead = self::$g->leads->create(['name' => 'Lee Listen', 'email' => 'lee.listen.' . self::$run . '@example.com']);
+            $forwarded = null;
+            $deadline = microtime(true) + 30;
+            while ($forwarded === null && microtime(true) < $deadline) {
+                foreach ($receiver->requests() as $request) {
+                    if (json_decode($request['body'], true)['data']['object']['id'] === $lead['id']) {
+                        $forwarded = $request;
+                    }
+                }
+                usleep(100_000);
+            }
+            $this->assertNotNull($forwarded, "gable listen forwarded no lead.created about {$lead['id']} within 30 s: " . $said());
+            ['path' => $path, 'body' => $body, 'headers' => $headers] = $forwarded;
+            $this->assertSame('/webhooks', $path);
+
+            $event = Webhook::verify($body, $headers, $secret);
+            $this->assertSame('lead.created', $event['type']);
+            $eventId = null;
+            foreach ($headers as $name => $value) {
+                if (strcasecmp($name, 'Gable-Event-Id') === 0) {
+                    $eventId = $value;
+                }
+            }
+            $this->assertSame($event['id'], $eventId, "Gable-Event-Id is the event's id");
+            $tampered = str_replace('Lee Listen', 'Eve Listen', $body);
+            $this->assertNotSame($body, $tampered);
+            self::caught(SignatureVerificationException::class, fn () => Webhook::verify($tampered, $headers, $secret));
+        } finally {
+            if ($listen !== null) {
+                self::stop($listen);
+            }
+            $receiver->stop();
+            array_map('unlink', glob("{$home}/*") ?: []);
+            @rmdir($home);
+        }
+    }
+
+    /**
+     * $command in a child process (no shell), its output in "$log.out" and "$log.err".
+     *
+     * @param list<string>          $command
+     * @param array<string, string> $env
+     *
+     * @return resource
+     */
+    private static function spawn(array $command, array $env, string $log)
+    {
+        $process = proc_open($command, [0 => ['file', '/dev/null', 'r'], 1 => ['file', "{$log}.out", 'w'], 2 => ['file', "{$log}.err", 'w']], $pipes, null, $env);
+        if ($process === false) {
+            self::fail('could not start ' . implode(' ', $command));
+        }
+
+        return $process;
+    }
+
+    /**
+     * Ends a child process: Ctrl-C (SIGINT), then SIGKILL when it is still there after 10 s.
+     *
+     * @param resource $process
+     */
+    private static function stop($process): void
+    {
+        if (proc_get_status($process)['running']) {
+            proc_terminate($process, 2);
+            $deadline = microtime(true) + 10;
+            while (proc_get_status($process)['running'] && microtime(true) < $deadline) {
+                usleep(50_000);
+            }
+            if (proc_get_status($process)['running']) {
+                proc_terminate($process, 9);
+            }
+        }
+        proc_close($process);
+    }
+
     private static function client(int $maxRetries = 3): Client
     {
         return Client::sandbox(self::env('GABLE_TEST_KEY'), self::env('GABLE_SANDBOX_URL'), maxRetries: $maxRetries);

@@ -5,6 +5,9 @@ import http.server
 import json
 import os
 import re
+import signal
+import subprocess
+import tempfile
 import threading
 import time
 import unittest
@@ -196,6 +199,99 @@ class AgainstGable(unittest.TestCase):
             self.g.webhooks.delete(hook["id"])
         finally:
             server.shutdown()
+
+    def test_a_gable_listen_forward_verifies_with_the_kits_verifier(self):
+        # `gable listen --forward-to` signs each event as a delivery, under the secret that
+        # `gable listen --print-secret` prints: what a developer configures in their app.
+        binary = os.environ.get("GABLE_BIN")
+        if not binary:
+            self.skipTest("GABLE_BIN (the gable binary) is not set: sdks/run.sh sets it to run `gable listen`")
+        received = []
+
+        class Receiver(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                received.append((self.path, body, dict(self.headers)))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+        self.addCleanup(server.server_close)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.shutdown)
+        home = tempfile.TemporaryDirectory(prefix="gable-cli-home-")
+        self.addCleanup(home.cleanup)
+        env = {**os.environ, "GABLE_API_URL": URL, "GABLE_API_KEY": KEY, "GABLE_CLI_HOME": home.name}
+
+        printed = subprocess.run([binary, "listen", "--print-secret"], env=env, capture_output=True, text=True, timeout=20)
+        self.assertEqual(printed.returncode, 0, printed.stderr)
+        secret = printed.stdout.strip()
+        self.assertTrue(secret.startswith("whsec_"), printed.stdout)
+
+        listen = subprocess.Popen(
+            [binary, "listen", "--forward-to", f"http://127.0.0.1:{server.server_port}/webhooks", "--events", "lead.created"],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+
+        out, err, ready = [], [], threading.Event()
+
+        def drain(stream, lines):
+            for line in stream:
+                lines.append(line)
+                if "Forwarding each event to" in line:
+                    ready.set()
+
+        readers = [threading.Thread(target=drain, args=p, daemon=True) for p in [(listen.stdout, out), (listen.stderr, err)]]
+
+        def stop():
+            # Ctrl-C (it prints its summary and exits), then a kill if it lingers.
+            if listen.poll() is None:
+                listen.send_signal(signal.SIGINT)
+                try:
+                    listen.wait(10)
+                except subprocess.TimeoutExpired:
+                    listen.kill()
+            listen.wait()
+            for reader in readers:
+                reader.join(5)
+            listen.stdout.close()
+            listen.stderr.close()
+
+        self.addCleanup(stop)
+        for reader in readers:
+            reader.start()
+
+        def said():
+            return "".join(err) + "".join(out)
+
+        deadline = time.monotonic() + 20
+        while not ready.wait(0.1) and listen.poll() is None and time.monotonic() < deadline:
+            pass
+        self.assertTrue(ready.is_set(), f"`gable listen` was not forwarding within 20 s (exit {listen.poll()}): {said()}")
+
+        lead = self.g.leads.create({"name": "Lee Listen", "email": f"lee.listen.{RUN}@example.com"})
+        forwarded = None
+        deadline = time.monotonic() + 30
+        while forwarded is None and time.monotonic() < deadline:
+            for _, body, headers in list(received):
+                if json.loads(body)["data"]["object"]["id"] == lead["id"]:
+                    forwarded = (body, headers)
+            time.sleep(0.1)
+        self.assertIsNotNone(forwarded, f"`gable listen` forwarded no lead.created about {lead['id']} within 30 s: {said()}")
+        body, headers = forwarded
+        self.assertEqual({path for path, _, _ in received}, {"/webhooks"})
+
+        event = gable.verify(body, headers, secret)
+        self.assertEqual(event["type"], "lead.created")
+        event_id = next((v for k, v in headers.items() if k.lower() == "gable-event-id"), None)
+        self.assertEqual(event_id, event["id"], "Gable-Event-Id is the event's id")
+        tampered = body.replace(b"Lee Listen", b"Eve Listen")
+        self.assertNotEqual(tampered, body)
+        with self.assertRaises(gable.SignatureVerificationError, msg="tampered body"):
+            gable.verify(tampered, headers, secret)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,11 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "fileutils"
+require "json"
+require "open3"
 require "securerandom"
+require "tmpdir"
 
 # The kit against a real Gable (started by sdks/run.sh, which exports GABLE_SANDBOX_URL and
 # GABLE_TEST_KEY: a sandbox key with every scope).
@@ -188,5 +192,78 @@ class AgainstGableTest < Minitest::Test
     gable.webhooks.delete(hook["id"])
   ensure
     receiver&.close
+  end
+
+  # `gable listen --forward-to` signs each event as a delivery, under the secret that
+  # `gable listen --print-secret` prints: what a developer configures in their app.
+  def test_a_gable_listen_forward_verifies_with_the_kits_verifier
+    bin = ENV.fetch("GABLE_BIN", "")
+    skip "GABLE_BIN (the gable binary) is not set: sdks/run.sh sets it to run `gable listen`" if bin.empty?
+    receiver = HTTPReceiver.new
+    home = Dir.mktmpdir("gable-cli-home-")
+    env = { "GABLE_API_URL" => URL, "GABLE_API_KEY" => KEY, "GABLE_CLI_HOME" => home }
+
+    printing = spawn_gable(bin, env, "listen", "--print-secret")
+    printed = printing[:waiter].join(20)
+    stop_gable(printing)
+    assert printed&.value&.success?, "gable listen --print-secret: #{printing[:said].join}"
+    secret = printing[:out].join.strip
+    assert secret.start_with?("whsec_"), "gable listen --print-secret printed #{secret.inspect}"
+
+    listen = spawn_gable(bin, env, "listen", "--forward-to", receiver.url("/webhooks"), "--events", "lead.created")
+    deadline = monotonic + 20
+    until listen[:said].any? { |line| line.include?("Forwarding each event to") }
+      flunk "gable listen was not forwarding within 20 s: #{listen[:said].join}#{listen[:out].join}" if monotonic > deadline || !listen[:waiter].alive?
+      sleep 0.05
+    end
+
+    lead = gable.leads.create({ name: "Lee Listen", email: "lee.listen.#{RUN}@example.com" })
+    forwarded = nil
+    deadline = monotonic + 30
+    while forwarded.nil? && monotonic < deadline
+      forwarded = receiver.requests.find { |r| JSON.parse(r.body).dig("data", "object", "id") == lead["id"] }
+      sleep 0.1
+    end
+    refute_nil forwarded, "gable listen forwarded no lead.created about #{lead["id"]} within 30 s: #{listen[:said].join}#{listen[:out].join}"
+    assert_equal "/webhooks", forwarded.path
+
+    event = Gable::Webhook.verify(forwarded.body, forwarded.headers, secret)
+    assert_equal "lead.created", event["type"]
+    assert_equal event["id"], forwarded.header("Gable-Event-Id"), "Gable-Event-Id is the event's id"
+    tampered = forwarded.body.sub("Lee Listen", "Eve Listen")
+    refute_equal forwarded.body, tampered
+    assert_raises(Gable::SignatureVerificationError, "tampered body") { Gable::Webhook.verify(tampered, forwarded.headers, secret) }
+  ensure
+    stop_gable(listen) if listen
+    receiver&.close
+    FileUtils.remove_entry(home) if home
+  end
+
+  private
+
+  # `gable ARGS` as a child process (no shell), its standard output and error each read by a
+  # thread of its own (so the pipes never fill): {out:, said: (the lines so far), waiter:}.
+  def spawn_gable(bin, env, *args)
+    stdin, stdout, stderr, waiter = Open3.popen3(env, bin, *args)
+    stdin.close
+    out = []
+    said = []
+    readers = [[stdout, out], [stderr, said]].map { |io, lines| Thread.new { io.each_line { |line| lines << line } } }
+    { out: out, said: said, waiter: waiter, readers: readers }
+  end
+
+  # Ctrl-C (SIGINT), then SIGKILL when it is still there after 10 s.
+  def stop_gable(child)
+    waiter = child[:waiter]
+    if waiter.alive?
+      Process.kill("INT", waiter.pid)
+      unless waiter.join(10)
+        Process.kill("KILL", waiter.pid)
+        waiter.join
+      end
+    end
+    child[:readers].each { |reader| reader.join(5) }
+  rescue Errno::ESRCH
+    nil # it ended on its own in between
   end
 end

@@ -4,11 +4,16 @@
  */
 
 import assert from "node:assert/strict";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { before, describe, it } from "node:test";
+import { promisify } from "node:util";
 
 import {
   AuthenticationError,
@@ -74,6 +79,18 @@ function required(name: string): string {
 }
 
 const client = (options: GableOptions = {}) => Gable.sandbox(KEY, { baseUrl: BASE_URL, ...options });
+
+/** Ends a child process: Ctrl-C (SIGINT), then SIGKILL when it is still there after 10 s. */
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGINT");
+  const ended = await Promise.race([exited.then(() => true), sleep(10_000).then(() => false)]);
+  if (!ended) {
+    child.kill("SIGKILL");
+    await exited;
+  }
+}
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const all: T[] = [];
@@ -328,6 +345,71 @@ describe("against Gable", () => {
       await gable.webhooks.delete(hook.id);
     } finally {
       server.close();
+    }
+  });
+
+  it("verifies a `gable listen` forward with the secret it prints; refuses a tampered one", async (t) => {
+    // `gable listen --forward-to` signs each event as a delivery, under the secret that
+    // `gable listen --print-secret` prints: what a developer configures in their app.
+    const bin = process.env.GABLE_BIN;
+    if (!bin) {
+      t.skip("GABLE_BIN (the gable binary) is not set: sdks/run.sh sets it to run `gable listen`");
+      return;
+    }
+    const received: { url: string; body: Buffer; headers: IncomingHttpHeaders }[] = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        received.push({ url: req.url ?? "", body: Buffer.concat(chunks), headers: req.headers });
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const home = await mkdtemp(join(tmpdir(), "gable-cli-home-"));
+    let listen: ChildProcess | undefined;
+    try {
+      const { port } = server.address() as AddressInfo;
+      const env = { ...process.env, GABLE_API_URL: BASE_URL, GABLE_API_KEY: KEY, GABLE_CLI_HOME: home };
+
+      const printed = await promisify(execFile)(bin, ["listen", "--print-secret"], { env, timeout: 20_000 });
+      const secret = printed.stdout.trim();
+      assert.match(secret, /^whsec_/);
+
+      const child = spawn(bin, ["listen", "--forward-to", `http://127.0.0.1:${port}/webhooks`, "--events", "lead.created"], {
+        env,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      listen = child;
+      let out = "";
+      let err = "";
+      child.on("error", (e) => (err += `${e}\n`));
+      child.stdout.setEncoding("utf8").on("data", (s: string) => (out += s));
+      child.stderr.setEncoding("utf8").on("data", (s: string) => (err += s));
+      const ready = () => err.split("\n").some((line) => line.includes("Forwarding each event to"));
+      const readyBy = Date.now() + 20_000;
+      while (!ready() && child.exitCode === null && Date.now() < readyBy) await sleep(100);
+      assert.ok(ready(), `\`gable listen\` was not forwarding within 20 s (exit ${child.exitCode}): ${err}${out}`);
+
+      const lead = await gable.leads.create({ name: "Lee Listen", email: `lee.listen.${RUN}@example.com` });
+      const about = (r: { body: Buffer }) => (JSON.parse(r.body.toString()) as { data: { object: { id: string } } }).data.object.id;
+      const deadline = Date.now() + 30_000;
+      while (!received.some((r) => about(r) === lead.id) && Date.now() < deadline) await sleep(100);
+      const forwarded = received.find((r) => about(r) === lead.id);
+      assert.ok(forwarded, `\`gable listen\` forwarded no lead.created about ${lead.id} within 30 s: ${err}${out}`);
+      assert.deepEqual(new Set(received.map((r) => r.url)), new Set(["/webhooks"]));
+      const { body, headers } = forwarded;
+
+      const event = verify(body, headers, secret);
+      assert.equal(event.type, "lead.created");
+      assert.equal(headers["gable-event-id"], event.id, "Gable-Event-Id is the event's id");
+      const tampered = Buffer.from(body.toString().replace("Lee Listen", "Eve Listen"));
+      assert.notDeepEqual(tampered, body);
+      assert.throws(() => verify(tampered, headers, secret), SignatureVerificationError, "tampered body");
+    } finally {
+      if (listen) await stop(listen);
+      server.close();
+      await rm(home, { recursive: true, force: true });
     }
   });
 });

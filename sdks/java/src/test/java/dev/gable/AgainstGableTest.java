@@ -8,15 +8,22 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.lang.reflect.Method;
 import java.math.BigDecimal;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
@@ -24,13 +31,16 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The kit against a real Gable (started by sdks/run.sh, which exports GABLE_SANDBOX_URL and
@@ -311,6 +321,120 @@ class AgainstGableTest {
 
             gable.webhooks().delete(hook.id());
         } finally {
+            server.stop(0);
+        }
+    }
+
+    /**
+     * A reader of a child process's stream on a thread of its own (so the pipe never fills):
+     * every line into {@code said}, and {@code ready} (when given) counted down at a line
+     * holding {@code marker}.
+     */
+    static Thread drain(InputStream stream, StringBuffer said, String marker, CountDownLatch ready) {
+        Thread reader = new Thread(() -> {
+            try (BufferedReader lines = new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8))) {
+                for (String line; (line = lines.readLine()) != null; ) {
+                    said.append(line).append('\n');
+                    if (ready != null && line.contains(marker)) {
+                        ready.countDown();
+                    }
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+        reader.setDaemon(true);
+        reader.start();
+        return reader;
+    }
+
+    /** Ends a child process: SIGTERM, then SIGKILL when it is still there after 10 s. */
+    static void stop(Process process) throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor();
+        }
+    }
+
+    /**
+     * {@code gable listen --forward-to} signs each event as a delivery, under the secret that
+     * {@code gable listen --print-secret} prints: what a developer configures in their app.
+     */
+    @Test
+    void aGableListenForwardVerifiesWithTheKitsVerifier(@TempDir Path home) throws IOException, InterruptedException {
+        String bin = System.getenv("GABLE_BIN");
+        Assumptions.assumeTrue(bin != null && !bin.isEmpty(),
+                "GABLE_BIN (the gable binary) is not set: sdks/run.sh sets it to run `gable listen`");
+        BlockingQueue<Delivery> received = new LinkedBlockingQueue<>();
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.createContext("/webhooks", exchange -> {
+            received.add(new Delivery(exchange.getRequestBody().readAllBytes(), new HashMap<>(exchange.getRequestHeaders())));
+            exchange.sendResponseHeaders(200, -1);
+            exchange.close();
+        });
+        server.start();
+        Process listen = null;
+        try {
+            Map<String, String> env = Map.of("GABLE_API_URL", URL, "GABLE_API_KEY", KEY, "GABLE_CLI_HOME", home.toString());
+
+            ProcessBuilder printSecret = new ProcessBuilder(bin, "listen", "--print-secret");
+            printSecret.environment().putAll(env);
+            Process printing = printSecret.start();
+            printing.getOutputStream().close();
+            StringBuffer printed = new StringBuffer();
+            StringBuffer printErr = new StringBuffer();
+            Thread printedReader = drain(printing.getInputStream(), printed, null, null);
+            Thread printErrReader = drain(printing.getErrorStream(), printErr, null, null);
+            boolean printedInTime = printing.waitFor(20, TimeUnit.SECONDS);
+            if (!printedInTime) {
+                stop(printing);
+            }
+            printedReader.join(5000);
+            printErrReader.join(5000);
+            assertTrue(printedInTime && printing.exitValue() == 0, () -> "gable listen --print-secret failed: " + printErr);
+            String secret = printed.toString().trim();
+            assertTrue(secret.startsWith("whsec_"), () -> "gable listen --print-secret printed " + printed);
+
+            ProcessBuilder forward = new ProcessBuilder(bin, "listen",
+                    "--forward-to", "http://127.0.0.1:" + server.getAddress().getPort() + "/webhooks", "--events", "lead.created");
+            forward.environment().putAll(env);
+            listen = forward.start();
+            listen.getOutputStream().close();
+            StringBuffer said = new StringBuffer();
+            CountDownLatch ready = new CountDownLatch(1);
+            drain(listen.getErrorStream(), said, "Forwarding each event to", ready);
+            drain(listen.getInputStream(), said, null, null);
+            assertTrue(ready.await(20, TimeUnit.SECONDS), () -> "gable listen was not forwarding within 20 s: " + said);
+
+            GableObject lead = gable.leads().create(Map.of("name", "Lee Listen", "email", "lee.listen." + RUN + "@example.com"));
+            ObjectMapper json = new ObjectMapper();
+            Delivery delivery = null;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (delivery == null && System.nanoTime() < deadline) {
+                Delivery next = received.poll(100, TimeUnit.MILLISECONDS);
+                if (next != null && lead.id().equals(json.readTree(next.body()).path("data").path("object").path("id").asText())) {
+                    delivery = next;
+                }
+            }
+            assertNotNull(delivery, () -> "gable listen forwarded no lead.created about " + lead.id() + " within 30 s: " + said);
+            Delivery forwarded = delivery;
+
+            GableObject event = Webhooks.verify(forwarded.body(), forwarded.headers(), secret);
+            assertEquals("lead.created", event.getString("type"));
+            String eventId = null;
+            for (Map.Entry<String, List<String>> header : forwarded.headers().entrySet()) {
+                if (header.getKey().equalsIgnoreCase("Gable-Event-Id")) {
+                    eventId = header.getValue().get(0);
+                }
+            }
+            assertEquals(event.id(), eventId, "Gable-Event-Id is the event's id");
+            byte[] tampered = new String(forwarded.body(), StandardCharsets.UTF_8).replace("Lee Listen", "Eve Listen").getBytes(StandardCharsets.UTF_8);
+            assertFalse(Arrays.equals(tampered, forwarded.body()), "the forwarded body names the lead");
+            assertThrows(SignatureVerificationException.class, () -> Webhooks.verify(tampered, forwarded.headers(), secret), "tampered body");
+        } finally {
+            if (listen != null) {
+                stop(listen);
+            }
             server.stop(0);
         }
     }
