@@ -14,8 +14,10 @@ pub fn request_id(r: &Res) -> String {
     r.headers.get("request-id").and_then(|v| v.to_str().ok()).expect("Request-Id").to_string()
 }
 
-/// The log record of a request, once the writer has written it (it writes at least every
-/// quarter second; the console's live tail promises 2 s, so this waits no longer).
+/// The log record of a request, once the writer has written it. It writes at least every
+/// quarter second, but at the lowest CPU priority: on a machine busy with the rest of the
+/// suite it can wait seconds for a core. This checks that the call arrives; how soon is
+/// measured by the benchmarks (docs/benchmarks.md, "The request log").
 pub async fn logged(app: &TestApp, livemode: bool, key: &str, id: &str) -> Value {
     let started = Instant::now();
     loop {
@@ -24,7 +26,7 @@ pub async fn logged(app: &TestApp, livemode: bool, key: &str, id: &str) -> Value
             return r.body["data"].clone();
         }
         assert_eq!(r.status, 404, "{}", r.text);
-        assert!(started.elapsed() < Duration::from_secs(2), "request {id} was not in the log within 2 s");
+        assert!(started.elapsed() < Duration::from_secs(15), "request {id} was not in the log within 15 s");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
