@@ -131,16 +131,28 @@ impl Error {
 /// under way, short enough that clients notice its return quickly.
 const DATABASE_RETRY_AFTER_SECS: u64 = 2;
 
+/// A unique index refused a write: which value is taken, when the index says (`what`: the
+/// database's words for it, which name the column).
+fn unique_conflict(what: &str) -> Error {
+    match what.contains("external_id") {
+        true => {
+            Error::Conflict("another record of this collection already has this external_id (find it with filter[external_id]=…)".into())
+        }
+        false => Error::Conflict("a record with these values already exists".into()),
+    }
+}
+
 /// SQLite's writes run on rusqlite: its constraint failures mean what sqlx's do.
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
-        if let rusqlite::Error::SqliteFailure(f, _) = &e {
+        if let rusqlite::Error::SqliteFailure(f, message) = &e {
             match f.extended_code {
                 rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY => {
                     return Error::Conflict("the record is still referenced by other records; delete or change those first".into())
                 }
+                // "UNIQUE constraint failed: units.tenant_id, units.livemode, units.external_id"
                 rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
-                    return Error::Conflict("a record with these values already exists".into())
+                    return unique_conflict(message.as_deref().unwrap_or_default())
                 }
                 _ => {}
             }
@@ -160,7 +172,8 @@ impl From<sqlx::Error> for Error {
                 sqlx::error::ErrorKind::ForeignKeyViolation => {
                     return Error::Conflict("the record is still referenced by other records; delete or change those first".into())
                 }
-                sqlx::error::ErrorKind::UniqueViolation => return Error::Conflict("a record with these values already exists".into()),
+                // The index's name: `units_external_id`.
+                sqlx::error::ErrorKind::UniqueViolation => return unique_conflict(db.constraint().unwrap_or_default()),
                 _ => {}
             }
             // PostgreSQL's connection exceptions (class 08), its shutdown and start-up

@@ -107,6 +107,10 @@ pub struct Field {
     pub default: Default,
     pub filterable: bool,
     pub sortable: bool,
+    /// At most one record of the collection per tenant and environment holds a value (a
+    /// null is no value): a unique index where it is not null, and an empty or padded
+    /// value is refused.
+    pub unique: bool,
     /// How the field's rules differ between live mode and the sandbox.
     pub env: EnvRule,
     pub doc: &'static str,
@@ -153,6 +157,7 @@ impl Field {
             default: Default::None,
             filterable: false,
             sortable: false,
+            unique: false,
             env: EnvRule::Same,
             doc: "",
         }
@@ -182,6 +187,10 @@ impl Field {
     pub const fn sort(mut self) -> Self {
         self.sortable = true;
         self.filterable = true;
+        self
+    }
+    pub const fn unique(mut self) -> Self {
+        self.unique = true;
         self
     }
     pub const fn env(mut self, rule: EnvRule) -> Self {

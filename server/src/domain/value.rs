@@ -368,6 +368,7 @@ pub fn from_json(field: &Field, raw: &Json) -> Result<Val> {
     }
     let want = |what: &str| Error::validation(p, format!("must be {what}"));
     Ok(match field.ty {
+        Ty::Str { max } if field.unique => Val::Str(unique_string(p, raw, max)?),
         Ty::Str { max } => Val::Str(string(p, raw, max)?),
         Ty::Text => Val::Str(string(p, raw, 10_000)?),
         Ty::Email => {
@@ -497,6 +498,22 @@ fn string(p: &str, raw: &Json, max: usize) -> Result<String> {
         return Err(Error::validation(p, "must not contain NUL characters"));
     }
     Ok(s.to_string())
+}
+
+/// A value that identifies a record (`Field::unique`): one that looks empty, or differs
+/// from another only by padding or an invisible character, would be a trap.
+fn unique_string(p: &str, raw: &Json, max: usize) -> Result<String> {
+    let s = string(p, raw, max)?;
+    if s.is_empty() {
+        return Err(Error::validation(p, "must not be empty (leave it out, or null, for none)"));
+    }
+    if s.trim() != s {
+        return Err(Error::validation(p, "must not begin or end with spaces"));
+    }
+    if s.chars().any(char::is_control) {
+        return Err(Error::validation(p, "must not contain control characters"));
+    }
+    Ok(s)
 }
 
 pub fn metadata(raw: &Json) -> Result<Json> {

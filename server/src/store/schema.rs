@@ -170,6 +170,10 @@ fn indexes(c: &Collection) -> Vec<String> {
             v.push(format!("CREATE INDEX {t}_{n} ON {t} (tenant_id, livemode, {n});", t = c.table, n = f.name));
         }
     }
+    // A unique field's values are unique per tenant and environment; nulls repeat.
+    for f in c.fields.iter().filter(|f| f.unique) {
+        v.push(format!("CREATE UNIQUE INDEX {t}_{n} ON {t} (tenant_id, livemode, {n}) WHERE {n} IS NOT NULL;", t = c.table, n = f.name));
+    }
     for cols in c.indexes {
         v.push(format!(
             "CREATE INDEX {t}_{name} ON {t} (tenant_id, livemode, {cols});",

@@ -17,6 +17,7 @@
 mod collections;
 mod errors;
 mod expand;
+mod external_ids;
 mod idempotency;
 mod keys;
 mod lists;

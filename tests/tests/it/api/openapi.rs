@@ -570,6 +570,7 @@ async fn provoke(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
             r
         }
         (Kind::Create, 409) => create_conflict(cx, op).await?,
+        (Kind::Update, 409) => update_conflict(cx, op).await?,
         (Kind::Update, 200) => cx.send(Some(&key), method, &valid(cx), update_body(op).as_ref()).await,
         (Kind::Create | Kind::Update | Kind::Action | Kind::Command, 413) => {
             let huge = format!("{{\"pad\": \"{}\"}}", "x".repeat(TOO_LARGE)).into_bytes();
@@ -969,6 +970,21 @@ fn dangling_reference(cx: &Ctx<'_>, c: &Collection) -> Option<Value> {
         return None;
     }
     Some(body)
+}
+
+/// `409` on an update: the `external_id` another record of the collection holds.
+async fn update_conflict(cx: &mut Ctx<'_>, op: &Op) -> Option<Res> {
+    let taken = format!("taken-{}", Uuid::now_v7());
+    let mut body = copy_body(cx, op.c())?;
+    body["external_id"] = json!(taken);
+    let key = cx.key.clone();
+    let made = cx.send(Some(&key), "post", &format!("/v1/{}", op.c().name), Some(&body)).await;
+    if made.status != 201 {
+        cx.fail(format!("{}: could not make a record holding an external_id: {}", op.name(), trim(&made.text)));
+        return None;
+    }
+    let path = concrete(op, &cx.world_id(op.c().name));
+    Some(cx.send(Some(&key), "patch", &path, Some(&json!({ "external_id": taken }))).await)
 }
 
 /// `409` on a create: a manual journal entry reversing one that is already reversed.

@@ -15,7 +15,7 @@ use utoipa::openapi::{ComponentsBuilder, ObjectBuilder, Ref, RefOr, ResponseBuil
 use super::schemas::uuid;
 use super::{schema_ref, with_standard_headers};
 use crate::domain::collections::COLLECTIONS;
-use crate::domain::registry::{Collection, Ty};
+use crate::domain::registry::{Access, Collection, Ty};
 use crate::domain::validate;
 use crate::error::Error;
 
@@ -97,10 +97,15 @@ pub(super) fn create(c: &Collection) -> Vec<u16> {
     with_layers(Route::Api(Method::Post), &s)
 }
 
-/// An update: the record may be missing; no update conflicts (unique values and state
-/// rules are `400 validation_failed`, and statuses change through actions).
-pub(super) fn update(_: &Collection) -> Vec<u16> {
-    with_layers(Route::Api(Method::Patch), &[400, 403, 404, 415, INTERNAL])
+/// An update: the record may be missing; a unique value another record holds
+/// (`external_id`) is `409 conflict`; state rules are `400 validation_failed`, and
+/// statuses change through actions.
+pub(super) fn update(c: &Collection) -> Vec<u16> {
+    let mut s = vec![400, 403, 404, 415, INTERNAL];
+    if c.fields.iter().any(|f| f.unique && f.access == Access::Write) {
+        s.push(409);
+    }
+    with_layers(Route::Api(Method::Patch), &s)
 }
 
 /// A delete takes no body (so no `415`); `409` when other records can reference it.
@@ -377,7 +382,9 @@ mod tests {
         // Every POST may meet a key in use; only some creates conflict with other records.
         let conflict_text = |path: &str| d["paths"][path]["post"]["description"].as_str().unwrap().contains("`409 conflict`");
         assert!(conflict_text("/v1/accounting-entries") && !conflict_text("/v1/units"));
-        assert!(!has(&responses("/v1/units/{id}".into(), "patch"), "409"));
+        // An update conflicts only over a unique value (`external_id`), which webhooks lack.
+        assert!(has(&responses("/v1/units/{id}".into(), "patch"), "409"));
+        assert!(!has(&responses("/v1/webhooks/{id}".into(), "patch"), "409"));
         assert_eq!(responses("/v1/openapi.json".into(), "get").iter().filter(|s| s.starts_with('4') || s.starts_with('5')).count(), 2);
         // Referenced only by the delivery register, whose attempts go with their subscription.
         assert!(!has(&responses("/v1/webhooks/{id}".into(), "delete"), "409"));

@@ -480,8 +480,9 @@ mod tests {
     /// The document's size is watched, not left to grow unnoticed (docs/api.md, "Its size,
     /// decided"): every status and exact value made it 740 KB, about 53 KB gzipped as
     /// served; describing expansions on every operation that answers with records, 879 KB
-    /// and 61 KB; the request log's collection, 906 KB and 64.5 KB. A change that crosses
-    /// a budget has to say why in the docs and move it.
+    /// and 61 KB; the request log's collection, 906 KB and 64.5 KB; `external_id` on 31
+    /// collections (its rule one component, `ExternalId`), 944 KB and 67.4 KB. A change that
+    /// crosses a budget has to say why in the docs and move it.
     #[test]
     fn the_document_stays_within_its_size_budget() {
         const BUDGET: usize = 950_000;

@@ -20,7 +20,7 @@ use super::errors::{self, with_errors};
 use super::parts::{
     filter_parameter, filter_schema_name, id_parameter, idempotency_parameter, operation, query, success, version_parameter,
 };
-use super::schemas::{enum_schema_name, field_schema, field_schema_as, secret_on_create, ty_schema, Side};
+use super::schemas::{enum_schema_name, field_schema, field_schema_as, secret_on_create, ty_schema, unique_schema_name, Side};
 use utoipa::openapi::security::SecurityRequirement;
 
 use super::{a_record, offers, pascal, schema_ref, with_standard_headers};
@@ -522,6 +522,8 @@ fn filter_value_schema(c: &Collection, f: &Field) -> Option<RefOr<Schema>> {
         ),
         Ty::StrList { .. } | Ty::RefList(_) | Ty::Json(_) | Ty::Metadata => None,
         Ty::Enum(_) => Some(schema_ref(&enum_schema_name(c, f))),
+        // A unique field's values follow its rule, as the parser checks them.
+        Ty::Str { .. } if f.unique => Some(schema_ref(&unique_schema_name(f))),
         ty => Some(ty_schema(ty, Side::Request)),
     }
 }

@@ -19,6 +19,11 @@ pub(super) fn enum_schema_name(c: &Collection, f: &Field) -> String {
     format!("{}{}", pascal(c.object), pascal(f.name))
 }
 
+/// The component of a unique text field's values: `ExternalId`.
+pub(super) fn unique_schema_name(f: &Field) -> String {
+    pascal(f.name)
+}
+
 /// Every shared schema and every collection's: records, envelopes, write bodies.
 pub(super) fn register(mut b: ComponentsBuilder) -> ComponentsBuilder {
     b = b
@@ -27,6 +32,22 @@ pub(super) fn register(mut b: ComponentsBuilder) -> ComponentsBuilder {
         .schema("DeletedEnvelope", envelope(ObjectBuilder::new().schema_type(Type::String), schema_ref("Deleted"), None))
         .schema("Metadata", metadata_schema())
         .schema("Currency", currency_schema());
+    // One component per unique text field (`external_id`): the rule once, not per use.
+    let mut unique: Vec<&Field> = crate::domain::collections::COLLECTIONS.iter().flat_map(|c| c.fields).filter(|f| f.unique).collect();
+    unique.dedup_by_key(|f| f.name);
+    for f in unique {
+        if let Ty::Str { max } = f.ty {
+            b = b.schema(
+                unique_schema_name(f),
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .description(Some(f.doc))
+                    .min_length(Some(1))
+                    .max_length(Some(max))
+                    .pattern(Some(UNIQUE_TEXT)),
+            );
+        }
+    }
     for (name, schema) in amount_schemas() {
         b = b.schema(name, schema);
     }
@@ -152,6 +173,10 @@ fn metadata_schema() -> ObjectBuilder {
 /// escape, so the document itself holds no NUL.
 pub(super) const NO_NUL: &str = r"^[^\u0000]*$";
 
+/// A unique field's text (`domain::value`): no control character anywhere, no white space
+/// at either end.
+const UNIQUE_TEXT: &str = r"^[^\s\u0000-\u001f\u007f-\u009f](?:[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f])?$";
+
 // ---------------------------------------------------------------------------------------------
 // Records and bodies
 // ---------------------------------------------------------------------------------------------
@@ -275,12 +300,15 @@ pub(super) fn field_schema_as(c: &Collection, f: &Field, side: Side, allow_null:
         // In an answer a reference is its id, or, expanded, the record (`expand[]`).
         (Ty::Ref(target), Side::Response) => id_or_record(target),
         (Ty::RefList(target), Side::Response) => ArrayBuilder::new().items(id_or_record(target)).max_items(Some(100)).into(),
+        // An identifying value (`Field::unique`): its component says the rule.
+        (Ty::Str { .. }, _) if f.unique => schema_ref(&unique_schema_name(f)),
         (ty, _) => ty_schema(ty, side),
     };
     if allow_null {
         schema = nullable(schema);
     }
-    let mut description = f.doc.to_string();
+    // A unique field's component carries its doc: not repeated at every use.
+    let mut description = if f.unique { String::new() } else { f.doc.to_string() };
     let expanded = |target: &str| {
         let name = crate::domain::expand::references(c).iter().find(|r| r.field.name == f.name).map(|r| r.name.clone()).unwrap_or_default();
         format!(" Expanded (`expand[]={name}`), the record instead, as its own `GET` shows it (`{}`).", pascal_of(target))

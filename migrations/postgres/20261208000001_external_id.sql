@@ -1,0 +1,67 @@
+-- `external_id` on every collection a client writes: the record's id in the system it
+-- came from (or any id of the client's own). Unique among a collection's records of one
+-- tenant and environment, nulls aside, so that `filter[external_id]` finds one record and
+-- an import's rows can refer to each other and match what an earlier run made
+-- (docs/api.md, "External ids"). The unique index also serves the filter.
+ALTER TABLE organizations ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX organizations_external_id ON organizations (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE companies ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX companies_external_id ON companies (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE owners ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX owners_external_id ON owners (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE properties ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX properties_external_id ON properties (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE buildings ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX buildings_external_id ON buildings (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE units ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX units_external_id ON units (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE rooms ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX rooms_external_id ON rooms (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE beds ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX beds_external_id ON beds (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE listings ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX listings_external_id ON listings (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE leads ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX leads_external_id ON leads (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE viewings ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX viewings_external_id ON viewings (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE applications ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX applications_external_id ON applications (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE screenings ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX screenings_external_id ON screenings (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE leases ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX leases_external_id ON leases (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE signatures ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX signatures_external_id ON signatures (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE tenancies ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX tenancies_external_id ON tenancies (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE bookings ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX bookings_external_id ON bookings (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE guests ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX guests_external_id ON guests (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE charges ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX charges_external_id ON charges (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE invoices ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX invoices_external_id ON invoices (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE payments ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX payments_external_id ON payments (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE refunds ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX refunds_external_id ON refunds (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE accounting_entries ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX accounting_entries_external_id ON accounting_entries (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE workorders ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX workorders_external_id ON workorders (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE inspections ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX inspections_external_id ON inspections (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE assets ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX assets_external_id ON assets (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE vendors ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX vendors_external_id ON vendors (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE purchase_orders ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX purchase_orders_external_id ON purchase_orders (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE documents ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX documents_external_id ON documents (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE tasks ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX tasks_external_id ON tasks (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
+ALTER TABLE messages ADD COLUMN external_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX messages_external_id ON messages (tenant_id, livemode, external_id) WHERE external_id IS NOT NULL;
