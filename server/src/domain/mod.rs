@@ -8,6 +8,7 @@ pub mod cursor;
 pub mod events;
 pub mod expand;
 pub mod flows;
+pub mod import;
 pub mod ledger;
 pub mod list;
 pub mod oauth;

@@ -1,0 +1,413 @@
+//! Bulk import's files, read row by row into the bodies the API's create takes (plain Rust:
+//! a reader in, rows out; the engine that validates and writes them is the operations').
+//!
+//! Two forms:
+//! - **CSV** (`text/csv`), UTF-8, one header row naming the columns, then a record per row.
+//!   A column is a field of the collection (`number`, `bedrooms`), or a path into one:
+//!   `address.city`, `metadata.floor`, and `unit_id.external_id` for a reference made by
+//!   the external id of another record (in the file or already in Gable). Cells are text,
+//!   typed by their field: whole numbers, decimals, `true`/`false` (also `yes`/`no`, `1`/
+//!   `0`), amounts as written (the API takes decimal text, never a float), lists with `;`
+//!   between items, structured values other than addresses as JSON text. An empty cell is
+//!   a field left out.
+//! - **NDJSON** (`application/x-ndjson`): one JSON object per line, the create's body as
+//!   is, a reference by external id written `"unit_id": {"external_id": "U-1"}`. In a
+//!   bundle of several collections each line names its own: `"collection": "units"`.
+//!
+//! What cannot be read (not UTF-8, a malformed line, a header naming nothing) is a
+//! [`RowError`] naming the line, so a file's problems are reported all at once.
+
+use std::io::Read;
+
+use serde_json::{Map, Value as Json};
+
+use crate::domain::collections::collection;
+use crate::domain::registry::{Collection, JsonShape, Ty};
+
+/// The file forms an import takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Csv,
+    Ndjson,
+}
+
+impl Format {
+    /// The form a request's `Content-Type` names (its parameters, such as `charset`,
+    /// aside), or `None` for one that is not a form of import.
+    pub fn of_content_type(content_type: &str) -> Option<Format> {
+        let mime = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+        match mime.as_str() {
+            "text/csv" => Some(Format::Csv),
+            "application/x-ndjson" | "application/ndjson" | "application/jsonl" => Some(Format::Ndjson),
+            _ => None,
+        }
+    }
+}
+
+/// The key by which a row refers to another record: `{"external_id": "U-1"}`.
+pub const BY_EXTERNAL_ID: &str = "external_id";
+/// Between the items of a list in a CSV cell.
+pub const LIST_SEPARATOR: char = ';';
+
+/// One row of a file: where it is, which collection it is for, and its create body.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// The row's line in the file (1 is the first line; a CSV's header is line 1).
+    pub line: u64,
+    pub collection: &'static Collection,
+    pub body: Json,
+}
+
+/// What is wrong with a row (or the file at a line), as the import's error report lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowError {
+    pub line: u64,
+    /// The field or column concerned, if one is.
+    pub field: Option<String>,
+    /// A stable code: `malformed_row`, `invalid_value`, `unknown_column`, … or the API's.
+    pub code: String,
+    pub message: String,
+}
+
+impl RowError {
+    pub fn new(line: u64, field: Option<&str>, code: &str, message: impl Into<String>) -> RowError {
+        RowError { line, field: field.map(String::from), code: code.into(), message: message.into() }
+    }
+}
+
+/// A column of a CSV header: the field it fills and the path inside it.
+#[derive(Debug, Clone)]
+struct Column {
+    name: String,
+    field: &'static crate::domain::registry::Field,
+    /// The keys below the field (`["city"]` for `address.city`); empty for the field itself.
+    path: Vec<String>,
+}
+
+/// A CSV file's rows for one collection, read as they are asked for.
+pub struct CsvRows<R: Read> {
+    collection: &'static Collection,
+    reader: csv::Reader<R>,
+    columns: Vec<Column>,
+}
+
+impl<R: Read> CsvRows<R> {
+    /// Reads the header; a header that names no field of the collection (or names one
+    /// twice) is the file's error, at line 1.
+    pub fn new(collection: &'static Collection, input: R) -> Result<CsvRows<R>, RowError> {
+        let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(input);
+        let header = reader.headers().map_err(|e| read_error(&e, 1))?.clone();
+        let mut columns: Vec<Column> = vec![];
+        for raw in header.iter() {
+            // A spreadsheet's byte-order mark is not part of the first name.
+            let name = raw.trim_start_matches('\u{feff}').trim().to_string();
+            let column = column(collection, &name).map_err(|why| RowError::new(1, Some(&name), "unknown_column", why))?;
+            if columns.iter().any(|c| c.name == name) {
+                return Err(RowError::new(1, Some(&name), "duplicate_column", format!("the header names `{name}` twice")));
+            }
+            columns.push(column);
+        }
+        if columns.is_empty() {
+            return Err(RowError::new(1, None, "empty_header", "the file has no header row naming its columns"));
+        }
+        // A field is given whole (`address`, as JSON text) or in parts (`address.city`).
+        if let Some(whole) =
+            columns.iter().find(|w| w.path.is_empty() && columns.iter().any(|p| !p.path.is_empty() && p.field.name == w.field.name))
+        {
+            return Err(RowError::new(1, Some(&whole.name), "duplicate_column", format!("`{}` is named whole and in parts", whole.name)));
+        }
+        Ok(CsvRows { collection, reader, columns })
+    }
+}
+
+impl<R: Read> Iterator for CsvRows<R> {
+    type Item = Result<Row, RowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut record = csv::StringRecord::new();
+        match self.reader.read_record(&mut record) {
+            Ok(false) => None,
+            Err(e) => {
+                let line = e.position().map(|p| p.line()).unwrap_or(0);
+                // A line that cannot be read ends the file: what follows may be misaligned.
+                Some(Err(read_error(&e, line)))
+            }
+            Ok(true) => {
+                let line = record.position().map(|p| p.line()).unwrap_or(0);
+                Some(row_of(self.collection, &self.columns, &record, line))
+            }
+        }
+    }
+}
+
+fn read_error(e: &csv::Error, line: u64) -> RowError {
+    match e.kind() {
+        csv::ErrorKind::Utf8 { .. } => RowError::new(line, None, "invalid_encoding", "the line is not UTF-8 text (save the file as UTF-8)"),
+        csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+            RowError::new(line, None, "malformed_row", format!("the line has {len} cells where the header has {expected_len}"))
+        }
+        _ => RowError::new(line, None, "malformed_row", format!("the line cannot be read as CSV: {e}")),
+    }
+}
+
+/// What a header name fills.
+fn column(c: &'static Collection, name: &str) -> Result<Column, String> {
+    let mut parts = name.split('.');
+    let first = parts.next().unwrap_or_default();
+    let path: Vec<String> = parts.map(String::from).collect();
+    let field = crate::domain::validate::create_fields(c)
+        .find(|f| f.name == first)
+        .or_else(|| (c.metadata && first == "metadata").then_some(&METADATA))
+        .ok_or_else(|| format!("`{first}` is not a field a create of {} takes", c.name))?;
+    let fits = match (field.ty, path.as_slice()) {
+        (_, []) => true,
+        (Ty::Ref(_), [key]) => key == BY_EXTERNAL_ID,
+        (Ty::Json(JsonShape::Address), [_]) | (Ty::Metadata, [_]) => true,
+        _ => false,
+    };
+    if !fits || path.iter().any(String::is_empty) {
+        return Err(match field.ty {
+            Ty::Ref(_) => format!("`{name}`: a reference is an id (`{first}`) or another record's external id (`{first}.external_id`)"),
+            _ => format!("`{name}`: `{first}` has no part named so"),
+        });
+    }
+    Ok(Column { name: name.to_string(), field, path })
+}
+
+/// `metadata`, which collections have without declaring it as a field.
+static METADATA: crate::domain::registry::Field = crate::domain::registry::Field::new("metadata", Ty::Metadata);
+
+fn row_of(c: &'static Collection, columns: &[Column], record: &csv::StringRecord, line: u64) -> Result<Row, RowError> {
+    let mut body = Map::new();
+    for (column, cell) in columns.iter().zip(record.iter()) {
+        if cell.is_empty() {
+            continue;
+        }
+        let bad = |why: String| RowError::new(line, Some(&column.name), "invalid_value", why);
+        let value = cell_value(column, cell).map_err(bad)?;
+        let whole_and_in_parts = || bad(format!("`{}` is given whole and in parts", column.field.name));
+        // `column` allows one part below a field at most (`address.city`).
+        let previous = match column.path.first() {
+            None => body.insert(column.field.name.to_string(), value),
+            Some(part) => match body.entry(column.field.name).or_insert_with(|| Json::Object(Map::new())) {
+                Json::Object(parts) => parts.insert(part.clone(), value),
+                _ => return Err(whole_and_in_parts()),
+            },
+        };
+        if previous.is_some() {
+            return Err(whole_and_in_parts());
+        }
+    }
+    Ok(Row { line, collection: c, body: Json::Object(body) })
+}
+
+/// A cell's text as its field's JSON value.
+fn cell_value(column: &Column, cell: &str) -> Result<Json, String> {
+    if !column.path.is_empty() {
+        // An address's line, a metadata value, another record's external id: text.
+        return Ok(Json::String(cell.to_string()));
+    }
+    let text = cell.trim();
+    Ok(match column.field.ty {
+        Ty::Int { .. } => Json::from(text.parse::<i64>().map_err(|_| format!("`{cell}` is not a whole number"))?),
+        Ty::Num { .. } => {
+            let n: f64 = text.parse().map_err(|_| format!("`{cell}` is not a number"))?;
+            serde_json::Number::from_f64(n).map(Json::Number).ok_or_else(|| format!("`{cell}` is not a number"))?
+        }
+        Ty::Bool => match text.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "1" => Json::Bool(true),
+            "false" | "no" | "0" => Json::Bool(false),
+            _ => return Err(format!("`{cell}` is not true or false")),
+        },
+        Ty::StrList { .. } | Ty::RefList(_) => {
+            Json::Array(text.split(LIST_SEPARATOR).map(str::trim).filter(|s| !s.is_empty()).map(|s| Json::String(s.into())).collect())
+        }
+        Ty::Json(_) | Ty::Metadata => serde_json::from_str(text).map_err(|_| {
+            format!("`{}` is written as JSON text in one cell (or, for an address or metadata, one column per part)", column.field.name)
+        })?,
+        // Amounts stay decimal text (the API reads them exactly); the rest is text the
+        // create's validation reads.
+        _ => Json::String(cell.to_string()),
+    })
+}
+
+/// An NDJSON file's rows, for one collection or (`collection: None`) a bundle whose lines
+/// each name theirs.
+pub struct NdjsonRows<R: Read> {
+    collection: Option<&'static Collection>,
+    lines: std::io::Lines<std::io::BufReader<R>>,
+    line: u64,
+}
+
+impl<R: Read> NdjsonRows<R> {
+    pub fn new(collection: Option<&'static Collection>, input: R) -> NdjsonRows<R> {
+        use std::io::BufRead;
+        NdjsonRows { collection, lines: std::io::BufReader::new(input).lines(), line: 0 }
+    }
+}
+
+impl<R: Read> Iterator for NdjsonRows<R> {
+    type Item = Result<Row, RowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            self.line += 1;
+            let line = self.line;
+            let text = match self.lines.next()? {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    return Some(Err(RowError::new(line, None, "invalid_encoding", "the line is not UTF-8 text (save the file as UTF-8)")))
+                }
+                Err(e) => return Some(Err(RowError::new(line, None, "malformed_row", format!("the file could not be read: {e}")))),
+            };
+            let text = text.trim_start_matches('\u{feff}').trim();
+            // Blank lines (a trailing newline, spacing) carry nothing.
+            if text.is_empty() {
+                continue;
+            }
+            return Some(self.row(line, text));
+        }
+    }
+}
+
+impl<R: Read> NdjsonRows<R> {
+    fn row(&self, line: u64, text: &str) -> Result<Row, RowError> {
+        let Ok(Json::Object(mut body)) = serde_json::from_str::<Json>(text) else {
+            return Err(RowError::new(line, None, "malformed_row", "the line is not one JSON object"));
+        };
+        let named = match body.remove("collection") {
+            None => None,
+            Some(Json::String(name)) => Some(
+                collection(&name)
+                    .ok_or_else(|| RowError::new(line, Some("collection"), "invalid_value", format!("`{name}` is not a collection")))?,
+            ),
+            Some(_) => return Err(RowError::new(line, Some("collection"), "invalid_value", "`collection` names a collection, as text")),
+        };
+        let c = match (self.collection, named) {
+            (Some(file), Some(row)) if file.name != row.name => {
+                return Err(RowError::new(
+                    line,
+                    Some("collection"),
+                    "invalid_value",
+                    format!("the file is of {}, the line of {}", file.name, row.name),
+                ))
+            }
+            (Some(file), _) => file,
+            (None, Some(row)) => row,
+            (None, None) => {
+                return Err(RowError::new(
+                    line,
+                    Some("collection"),
+                    "missing_collection",
+                    "a line of a bundle names its collection (`\"collection\": \"units\"`)",
+                ))
+            }
+        };
+        Ok(Row { line, collection: c, body: Json::Object(body) })
+    }
+}
+
+/// The other records a row refers to by external id: (field, target collection,
+/// external id), in the order of the collection's fields.
+pub fn references(row: &Row) -> Vec<(&'static str, &'static str, String)> {
+    let mut out = vec![];
+    for f in row.collection.fields {
+        let Ty::Ref(target) = f.ty else { continue };
+        if let Some(id) = row.body.get(f.name).and_then(|v| v.get(BY_EXTERNAL_ID)).and_then(Json::as_str) {
+            out.push((f.name, target, id.to_string()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::domain::collections::named;
+
+    fn csv_rows(c: &str, text: &str) -> Result<Vec<Result<Row, RowError>>, RowError> {
+        Ok(CsvRows::new(named(c).unwrap(), text.as_bytes())?.collect())
+    }
+
+    #[test]
+    fn a_csv_row_becomes_the_create_body_its_fields_type() {
+        let text = "\u{feff}number,bedrooms,bathrooms,property_id.external_id,external_id,metadata.floor\n\
+                    1A,2,1.5,P-1,U-1,ground\n\
+                    1B,,2,P-1,U-2,\n";
+        let rows = csv_rows("units", text).unwrap();
+        let first = rows[0].clone().unwrap();
+        assert_eq!(first.line, 2);
+        assert_eq!(
+            first.body,
+            json!({ "number": "1A", "bedrooms": 2, "bathrooms": 1.5, "property_id": { "external_id": "P-1" },
+                    "external_id": "U-1", "metadata": { "floor": "ground" } })
+        );
+        assert_eq!(references(&first), vec![("property_id", "properties", "P-1".to_string())]);
+        // Empty cells are fields left out.
+        assert_eq!(
+            rows[1].clone().unwrap().body,
+            json!({ "number": "1B", "bathrooms": 2.0, "property_id": { "external_id": "P-1" }, "external_id": "U-2" })
+        );
+    }
+
+    #[test]
+    fn addresses_amounts_and_flags_are_read_as_the_api_takes_them() {
+        let text = "name,kind,address.line1,address.city,address.country\nMaple Court,residential,1 Maple St,Portland,US\n";
+        let row = csv_rows("properties", text).unwrap().remove(0).unwrap();
+        assert_eq!(row.body["address"], json!({ "line1": "1 Maple St", "city": "Portland", "country": "US" }));
+        let text = "unit_id,rent,currency,start_date\n0192f0c0-0000-7000-8000-000000000000,1250.50,USD,2026-01-01\n";
+        let row = csv_rows("leases", text).unwrap().remove(0).unwrap();
+        assert_eq!(row.body["rent"], json!("1250.50"), "amounts stay decimal text");
+    }
+
+    #[test]
+    fn a_bad_header_or_line_names_where() {
+        let e = csv_rows("units", "number,floors\n1A,3\n").err().unwrap();
+        assert_eq!((e.line, e.field.as_deref(), e.code.as_str()), (1, Some("floors"), "unknown_column"));
+        let e = csv_rows("units", "number,number\n").err().unwrap();
+        assert_eq!(e.code, "duplicate_column");
+        let e = csv_rows("properties", "name,address,address.city\n").err().unwrap();
+        assert_eq!((e.code.as_str(), e.field.as_deref()), ("duplicate_column", Some("address")));
+        let e = csv_rows("units", "number,property_id.name\n").err().unwrap();
+        assert!(e.message.contains("external id"), "{e:?}");
+        let rows = csv_rows("units", "number,bedrooms\n1A,two\n1B\n").unwrap();
+        let bad = rows[0].clone().unwrap_err();
+        assert_eq!((bad.line, bad.field.as_deref(), bad.code.as_str()), (2, Some("bedrooms"), "invalid_value"));
+        let short = rows[1].clone().unwrap_err();
+        assert_eq!((short.line, short.code.as_str()), (3, "malformed_row"));
+        let latin1: &[u8] = b"number\nCaf\xe9\n";
+        let rows: Vec<_> = CsvRows::new(named("units").unwrap(), latin1).unwrap().collect();
+        assert_eq!(rows[0].clone().unwrap_err().code, "invalid_encoding");
+    }
+
+    #[test]
+    fn ndjson_lines_are_bodies_and_a_bundle_names_each_collection() {
+        let text = "{\"collection\":\"properties\",\"name\":\"A\",\"external_id\":\"P-1\"}\n\n\
+                    {\"collection\":\"units\",\"number\":\"1A\",\"property_id\":{\"external_id\":\"P-1\"}}\n\
+                    not json\n{\"number\":\"1B\"}\n{\"collection\":\"nothing\"}\n";
+        let rows: Vec<_> = NdjsonRows::new(None, text.as_bytes()).collect();
+        let first = rows[0].clone().unwrap();
+        assert_eq!((first.line, first.collection.name), (1, "properties"));
+        assert_eq!(first.body, json!({ "name": "A", "external_id": "P-1" }));
+        let unit = rows[1].clone().unwrap();
+        assert_eq!((unit.line, unit.collection.name), (3, "units"));
+        assert_eq!(references(&unit), vec![("property_id", "properties", "P-1".to_string())]);
+        assert_eq!(rows[2].clone().unwrap_err().code, "malformed_row");
+        assert_eq!(rows[3].clone().unwrap_err().code, "missing_collection");
+        assert_eq!(rows[4].clone().unwrap_err().field.as_deref(), Some("collection"));
+        // A file of one collection: lines need not name it, and may not name another.
+        let rows: Vec<_> =
+            NdjsonRows::new(Some(named("units").unwrap()), "{\"number\":\"1A\"}\n{\"collection\":\"leases\"}\n".as_bytes()).collect();
+        assert_eq!(rows[0].clone().unwrap().collection.name, "units");
+        assert_eq!(rows[1].clone().unwrap_err().code, "invalid_value");
+    }
+
+    #[test]
+    fn content_types_name_the_forms() {
+        assert_eq!(Format::of_content_type("text/csv; charset=utf-8"), Some(Format::Csv));
+        assert_eq!(Format::of_content_type("application/x-ndjson"), Some(Format::Ndjson));
+        assert_eq!(Format::of_content_type("application/json"), None);
+    }
+}
