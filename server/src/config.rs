@@ -67,7 +67,7 @@ pub const ENVIRONMENT: [(&str, &str); 23] = [
 
 /// Where `--help` lists the store's settings (and the settings file), which every command
 /// takes and the integrator's commands (`login`, `listen`, …) ignore.
-pub const STORE_HEADING: &str = "Server settings (the operator's commands; login, logout, listen, trigger and logs ignore them)";
+pub const STORE_HEADING: &str = "Server settings (the operator's commands; login, logout, listen, trigger, logs and import ignore them)";
 
 #[derive(Debug, Clone, Args, Serialize)]
 pub struct StoreArgs {

@@ -320,6 +320,82 @@ pub fn references(row: &Row) -> Vec<(&'static str, &'static str, String)> {
     out
 }
 
+/// The parts of an address, as CSV columns take them (`address.city`).
+pub const ADDRESS_PARTS: &[&str] = &["line1", "line2", "city", "region", "postal_code", "country"];
+
+/// Whether files of a collection can be imported: the collections whose records carry an
+/// `external_id` (what a client writes; not Gable's own records or a tenant's settings).
+pub fn importable(c: &Collection) -> bool {
+    c.fields.iter().any(|f| f.name == BY_EXTERNAL_ID && f.unique)
+}
+
+/// A CSV template of a collection, from the registry: every column a create takes (the
+/// record's own `external_id` first, then the required fields, then the rest; a reference
+/// by external id, an address in parts) and an example value for each. `None` for a
+/// collection that cannot be imported. Fields only the sandbox takes are left out: an
+/// import is a portfolio, the same in both environments.
+pub fn template(c: &'static Collection) -> Option<Vec<(String, String)>> {
+    use crate::domain::registry::EnvRule;
+    if !importable(c) {
+        return None;
+    }
+    let mut fields: Vec<_> = crate::domain::validate::create_fields(c)
+        .filter(|f| !matches!(f.env, EnvRule::SandboxOnly | EnvRule::SandboxRequired))
+        .filter(|f| !matches!(f.ty, Ty::Metadata))
+        .collect();
+    // Stable: the record's id, what must be given, then the rest, each in the registry's order.
+    fields.sort_by_key(|f| (f.name != BY_EXTERNAL_ID, !f.required));
+    let mut columns = vec![];
+    for f in fields {
+        match f.ty {
+            Ty::Ref(target) => columns.push((format!("{}.{BY_EXTERNAL_ID}", f.name), example_external_id(target))),
+            Ty::Json(JsonShape::Address) => {
+                for part in ADDRESS_PARTS {
+                    let example = match *part {
+                        "line1" => "1 Example Street",
+                        "city" => "Springfield",
+                        "postal_code" => "12345",
+                        "country" => "US",
+                        _ => "",
+                    };
+                    columns.push((format!("{}.{part}", f.name), example.to_string()));
+                }
+            }
+            _ if f.name == BY_EXTERNAL_ID => columns.push((f.name.to_string(), example_external_id(c.name))),
+            ty => columns.push((f.name.to_string(), example_value(ty, f.default))),
+        }
+    }
+    Some(columns)
+}
+
+/// `UNIT-1`: how a template's example rows name records by external id.
+fn example_external_id(collection_name: &str) -> String {
+    let object = collection(collection_name).map(|c| c.object).unwrap_or(collection_name);
+    format!("{}-1", object.to_ascii_uppercase().replace('_', "-"))
+}
+
+/// An example cell of a type; empty where no one value reads as an example (a list of ids,
+/// a structure).
+fn example_value(ty: Ty, default: crate::domain::registry::Default) -> String {
+    use crate::domain::registry::Default as D;
+    match (ty, default) {
+        (Ty::Enum(_), D::Str(d)) => d.to_string(),
+        (Ty::Enum(values), _) => values.first().map(|v| v.to_string()).unwrap_or_default(),
+        (Ty::Int { min, max }, _) => 1.clamp(min, max).to_string(),
+        (Ty::Num { min, max }, _) => format!("{}", 1.0_f64.clamp(min, max)),
+        (Ty::Money, _) => "100.00".into(),
+        (Ty::Currency, _) => "USD".into(),
+        (Ty::Bool, _) => "false".into(),
+        (Ty::Date, _) => "2026-01-31".into(),
+        (Ty::DateTime, _) => "2026-01-31T09:00:00Z".into(),
+        (Ty::Email, _) => "name@example.com".into(),
+        (Ty::Url | Ty::Origin, _) => "https://www.example.com".into(),
+        (Ty::Str { .. } | Ty::Text, _) => "Example".into(),
+        (Ty::StrList { .. }, _) => "first;second".into(),
+        _ => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -402,6 +478,36 @@ mod tests {
             NdjsonRows::new(Some(named("units").unwrap()), "{\"number\":\"1A\"}\n{\"collection\":\"leases\"}\n".as_bytes()).collect();
         assert_eq!(rows[0].clone().unwrap().collection.name, "units");
         assert_eq!(rows[1].clone().unwrap_err().code, "invalid_value");
+    }
+
+    #[test]
+    fn every_importable_collection_has_a_template_its_own_reader_takes() {
+        use crate::domain::collections::COLLECTIONS;
+        let mut made = 0;
+        for c in COLLECTIONS {
+            let Some(columns) = template(c) else {
+                assert!(!importable(c), "{}", c.name);
+                continue;
+            };
+            made += 1;
+            let header: Vec<&str> = columns.iter().map(|(h, _)| h.as_str()).collect();
+            assert_eq!(header[0], "external_id", "{}: the record's own id first", c.name);
+            for f in crate::domain::validate::create_fields(c).filter(|f| f.required) {
+                assert!(header.iter().any(|h| h.split('.').next() == Some(f.name)), "{}: required {} has a column", c.name, f.name);
+            }
+            let mut text = String::new();
+            let mut w = csv::Writer::from_writer(vec![]);
+            w.write_record(&header).unwrap();
+            w.write_record(columns.iter().map(|(_, e)| e.as_str())).unwrap();
+            text.push_str(&String::from_utf8(w.into_inner().unwrap()).unwrap());
+            let rows = csv_rows(c.name, &text).unwrap_or_else(|e| panic!("{}: {e:?}", c.name));
+            let row = rows[0].clone().unwrap_or_else(|e| panic!("{}: {e:?}", c.name));
+            assert_eq!(row.body["external_id"], json!(example_external_id(c.name)), "{}", c.name);
+        }
+        assert_eq!(made, 31);
+        assert!(template(named("events").unwrap()).is_none() && template(named("users").unwrap()).is_none());
+        let units: Vec<String> = template(named("units").unwrap()).unwrap().into_iter().map(|(h, _)| h).collect();
+        assert_eq!(units[..3], ["external_id", "property_id.external_id", "number"]);
     }
 
     #[test]

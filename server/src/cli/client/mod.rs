@@ -1,4 +1,5 @@
-//! The integrator's commands: `gable login`, `logout`, `listen`, `trigger` and `logs tail`.
+//! The integrator's commands: `gable login`, `logout`, `listen`, `trigger`, `logs tail` and
+//! `import`.
 //! Unlike the operator's commands beside them they never open a database: they act on any
 //! Gable, local or remote, through its public API with an API key, exactly as an
 //! integration would (`docs/cli.md`).
@@ -11,6 +12,7 @@ use clap::{Args, Subcommand, ValueEnum};
 
 mod api;
 mod follow;
+mod import;
 mod listen;
 mod login;
 mod logs;
@@ -36,6 +38,12 @@ pub enum ClientCommand {
     Logs {
         #[command(subcommand)]
         command: logs::LogsCommand,
+    },
+    /// Brings records in from files: `gable import template COLLECTION` prints a
+    /// collection's CSV template.
+    Import {
+        #[command(subcommand)]
+        command: import::ImportCommand,
     },
 }
 
@@ -64,6 +72,7 @@ pub async fn run(command: ClientCommand) -> anyhow::Result<()> {
         ClientCommand::Listen(args) => listen::run(args).await,
         ClientCommand::Trigger(args) => trigger::run(args).await,
         ClientCommand::Logs { command } => logs::run(command).await,
+        ClientCommand::Import { command } => import::run(command).await,
     }
 }
 
