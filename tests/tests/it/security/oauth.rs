@@ -366,3 +366,32 @@ async fn oauth_event_stream_follows_a_demotion(app: &TestApp) {
     assert_eq!((again.status, again.code()), (403, "insufficient_scope"), "{:?}", again.body);
 }
 gable_tests::both!(oauth_event_stream_follows_a_demotion);
+
+/// The request log's stream follows a demotion too: the user's role loses
+/// `request-logs:read`, and the app's stream of calls ends at its next look.
+async fn oauth_request_log_stream_follows_a_demotion(app: &TestApp) {
+    use gable_tests::sse::{data, EventStream};
+    let a = account(app, "rex@maple.example").await;
+    let auditor = a.role(app, "Auditor", &["request-logs:read"]).await;
+    let clerk = a.role(app, "Clerk", &["properties:read"]).await;
+    let rita = a.user("rita@maple.example", &auditor).await;
+    let c = app_of_someone_else(app).await;
+    let (access, _) = tokens(app, &c, a.tenant, rita, &["request-logs:read"]).await;
+    let url = format!("{}/v1/request-logs/stream", app.base(true));
+    let mut s = EventStream::open(&app.client, &url, &access, None).await.expect("the token follows the log");
+    let r = a.call(app, &a.key, "PATCH", &format!("/v1/users/{rita}"), Some(json!({ "role_id": clerk }))).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    // Calls recorded before the next look may still come; then the stream says why it ends.
+    let mut end = None;
+    while let Some(e) = s.next(std::time::Duration::from_secs(15)).await {
+        if e.event == "end" {
+            end = Some(e);
+            break;
+        }
+    }
+    let end = end.expect("the stream ends");
+    assert_eq!(data(&end)["error"]["code"], "insufficient_scope", "{end:?}");
+    let again = EventStream::open(&app.client, &url, &access, None).await.err().expect("refused");
+    assert_eq!((again.status, again.code()), (403, "insufficient_scope"), "{:?}", again.body);
+}
+gable_tests::both!(oauth_request_log_stream_follows_a_demotion);
