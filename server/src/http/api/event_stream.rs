@@ -98,11 +98,8 @@ fn looks(
     stream::unfold(Some(state), |state| async move {
         let mut s = state?;
         loop {
-            if let Err(end) = streams::pause(&s.st, LOOK_EVERY).await {
-                return Some((vec![end], None));
-            }
             // The credential as it is now: revoked, expired or narrowed, the stream ends.
-            let now = match streams::recheck(&s.st, &s.secret).await {
+            let now = match streams::next_look(&s.st, LOOK_EVERY, &s.secret).await {
                 Ok(p) => p,
                 Err(end) => return Some((vec![end], None)),
             };

@@ -150,10 +150,7 @@ fn looks(tail: Tail) -> impl Stream<Item = std::result::Result<Event, Infallible
     stream::unfold(Some(tail), |tail| async move {
         let mut t = tail?;
         loop {
-            if let Err(end) = streams::pause(&t.st, LOOK_EVERY).await {
-                return Some((vec![end], None));
-            }
-            let now = match streams::recheck(&t.st, &t.secret).await {
+            let now = match streams::next_look(&t.st, LOOK_EVERY, &t.secret).await {
                 Ok(p) => p,
                 Err(end) => return Some((vec![end], None)),
             };

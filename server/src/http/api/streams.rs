@@ -34,8 +34,15 @@ pub fn last_event_id(headers: &HeaderMap) -> Result<Option<Uuid>> {
     }
 }
 
+/// The next look of a stream: after `every`, the credential as it is then; or the `end`
+/// event to send instead (the process stopping, the credential revoked or expired).
+pub async fn next_look(st: &ApiState, every: Duration, secret: &str) -> std::result::Result<Principal, Event> {
+    pause(st, every).await?;
+    recheck(st, secret).await
+}
+
 /// Waits `every`, or ends the stream (`shutting_down`) when the process begins to stop.
-pub async fn pause(st: &ApiState, every: Duration) -> std::result::Result<(), Event> {
+async fn pause(st: &ApiState, every: Duration) -> std::result::Result<(), Event> {
     let mut stopping = st.app.stopping.subscribe();
     tokio::select! {
         _ = tokio::time::sleep(every) => Ok(()),
@@ -44,7 +51,7 @@ pub async fn pause(st: &ApiState, every: Duration) -> std::result::Result<(), Ev
 }
 
 /// The stream's credential as it is now: revoked or expired, the stream ends.
-pub async fn recheck(st: &ApiState, secret: &str) -> std::result::Result<Principal, Event> {
+async fn recheck(st: &ApiState, secret: &str) -> std::result::Result<Principal, Event> {
     st.app.ops.bearer(secret, st.livemode).await.map_err(|e| end_with(&e))
 }
 
