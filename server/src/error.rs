@@ -95,6 +95,52 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// The error's stable code, as the error body's `code` (and an import's row errors) name it.
+    pub fn code(&self) -> &'static str {
+        use Error::*;
+        match self {
+            InvalidRequest { .. } => "invalid_request",
+            InvalidParameter { .. } => "invalid_parameter",
+            InvalidCursor => "invalid_cursor",
+            InvalidJson(_) => "invalid_json",
+            Validation { .. } => "validation_failed",
+            UnsupportedVersion(_) => "unsupported_version",
+            Unauthenticated(_) => "unauthenticated",
+            KeyEnvironmentMismatch(_) => "key_environment_mismatch",
+            TokenExpired(_) => "token_expired",
+            InsufficientScope { .. } => "insufficient_scope",
+            PropertyForbidden(_) => "property_forbidden",
+            OriginForbidden(_) => "origin_forbidden",
+            NotFound { .. } => "not_found",
+            MethodNotAllowed { .. } => "method_not_allowed",
+            InvalidStateTransition { .. } => "invalid_state_transition",
+            Immutable(_) => "immutable_resource",
+            Conflict(_) => "conflict",
+            MissingIdempotencyKey(_) => "missing_idempotency_key",
+            IdempotencyKeyInUse { .. } => "idempotency_key_in_use",
+            IdempotencyKeyReused(_) => "idempotency_key_reused",
+            PayloadTooLarge(_) => "payload_too_large",
+            UnsupportedMediaType(_) => "unsupported_media_type",
+            RateLimited { .. } => "rate_limited",
+            TooManyStreams(_) => "too_many_streams",
+            Unavailable { .. } => "service_unavailable",
+            Internal(_) => "internal_error",
+        }
+    }
+
+    /// The parameter or field the error is about, where there is one.
+    pub fn param(&self) -> Option<&str> {
+        match self {
+            Error::InvalidRequest { param, .. } | Error::NotFound { param, .. } | Error::InsufficientScope { param, .. } => {
+                param.as_deref()
+            }
+            Error::InvalidParameter { param, .. } | Error::Validation { param, .. } => Some(param),
+            Error::InvalidCursor => Some("cursor"),
+            Error::MissingIdempotencyKey(_) | Error::IdempotencyKeyInUse { .. } | Error::IdempotencyKeyReused(_) => Some("Idempotency-Key"),
+            _ => None,
+        }
+    }
+
     pub fn validation(param: impl Into<String>, message: impl fmt::Display) -> Self {
         let param = param.into();
         Error::Validation { message: format!("{param}: {message}"), param }

@@ -12,46 +12,35 @@ use crate::error::Error;
 impl Error {
     pub fn status_and_code(&self) -> (StatusCode, &'static str) {
         use Error::*;
-        match self {
-            InvalidRequest { .. } => (StatusCode::BAD_REQUEST, "invalid_request"),
-            InvalidParameter { .. } => (StatusCode::BAD_REQUEST, "invalid_parameter"),
-            InvalidCursor => (StatusCode::BAD_REQUEST, "invalid_cursor"),
-            InvalidJson(_) => (StatusCode::BAD_REQUEST, "invalid_json"),
-            Validation { .. } => (StatusCode::BAD_REQUEST, "validation_failed"),
-            UnsupportedVersion(_) => (StatusCode::BAD_REQUEST, "unsupported_version"),
-            Unauthenticated(_) => (StatusCode::UNAUTHORIZED, "unauthenticated"),
-            KeyEnvironmentMismatch(_) => (StatusCode::UNAUTHORIZED, "key_environment_mismatch"),
-            TokenExpired(_) => (StatusCode::UNAUTHORIZED, "token_expired"),
-            InsufficientScope { .. } => (StatusCode::FORBIDDEN, "insufficient_scope"),
-            PropertyForbidden(_) => (StatusCode::FORBIDDEN, "property_forbidden"),
-            OriginForbidden(_) => (StatusCode::FORBIDDEN, "origin_forbidden"),
-            NotFound { .. } => (StatusCode::NOT_FOUND, "not_found"),
-            MethodNotAllowed { .. } => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
-            InvalidStateTransition { .. } => (StatusCode::CONFLICT, "invalid_state_transition"),
-            Immutable(_) => (StatusCode::CONFLICT, "immutable_resource"),
-            Conflict(_) => (StatusCode::CONFLICT, "conflict"),
-            MissingIdempotencyKey(_) => (StatusCode::BAD_REQUEST, "missing_idempotency_key"),
-            IdempotencyKeyInUse { .. } => (StatusCode::CONFLICT, "idempotency_key_in_use"),
-            IdempotencyKeyReused(_) => (StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused"),
-            PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
-            UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
-            RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
-            TooManyStreams(_) => (StatusCode::TOO_MANY_REQUESTS, "too_many_streams"),
-            Unavailable { .. } => (StatusCode::SERVICE_UNAVAILABLE, "service_unavailable"),
-            Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
-        }
-    }
-
-    fn param(&self) -> Option<&str> {
-        match self {
-            Error::InvalidRequest { param, .. } | Error::NotFound { param, .. } | Error::InsufficientScope { param, .. } => {
-                param.as_deref()
-            }
-            Error::InvalidParameter { param, .. } | Error::Validation { param, .. } => Some(param),
-            Error::InvalidCursor => Some("cursor"),
-            Error::MissingIdempotencyKey(_) | Error::IdempotencyKeyInUse { .. } | Error::IdempotencyKeyReused(_) => Some("Idempotency-Key"),
-            _ => None,
-        }
+        let status = match self {
+            InvalidRequest { .. } => StatusCode::BAD_REQUEST,
+            InvalidParameter { .. } => StatusCode::BAD_REQUEST,
+            InvalidCursor => StatusCode::BAD_REQUEST,
+            InvalidJson(_) => StatusCode::BAD_REQUEST,
+            Validation { .. } => StatusCode::BAD_REQUEST,
+            UnsupportedVersion(_) => StatusCode::BAD_REQUEST,
+            Unauthenticated(_) => StatusCode::UNAUTHORIZED,
+            KeyEnvironmentMismatch(_) => StatusCode::UNAUTHORIZED,
+            TokenExpired(_) => StatusCode::UNAUTHORIZED,
+            InsufficientScope { .. } => StatusCode::FORBIDDEN,
+            PropertyForbidden(_) => StatusCode::FORBIDDEN,
+            OriginForbidden(_) => StatusCode::FORBIDDEN,
+            NotFound { .. } => StatusCode::NOT_FOUND,
+            MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            InvalidStateTransition { .. } => StatusCode::CONFLICT,
+            Immutable(_) => StatusCode::CONFLICT,
+            Conflict(_) => StatusCode::CONFLICT,
+            MissingIdempotencyKey(_) => StatusCode::BAD_REQUEST,
+            IdempotencyKeyInUse { .. } => StatusCode::CONFLICT,
+            IdempotencyKeyReused(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            TooManyStreams(_) => StatusCode::TOO_MANY_REQUESTS,
+            Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        (status, self.code())
     }
 }
 
