@@ -57,6 +57,7 @@ type Client struct {
 	WebhookDeliveries *Collection // /v1/webhook-deliveries
 	FlowTokens        *Collection // /v1/flow-tokens
 	RequestLogs       *Collection // /v1/request-logs
+	Imports           *Collection // /v1/imports
 	// END GENERATED fields
 }
 
@@ -101,5 +102,6 @@ func (c *Client) wire() {
 	c.WebhookDeliveries = c.Collection("webhook-deliveries")
 	c.FlowTokens = c.Collection("flow-tokens")
 	c.RequestLogs = c.Collection("request-logs")
+	c.Imports = c.Collection("imports")
 	// END GENERATED wire
 }

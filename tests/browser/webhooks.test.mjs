@@ -40,7 +40,7 @@ const EVENT_TYPES = [
   'tenancy.started', 'rent.due', 'payment.succeeded', 'payment.failed', 'payment.reversed',
   'booking.created', 'booking.cancelled', 'guest.checked_in', 'guest.checked_out',
   'workorder.created', 'workorder.completed', 'inspection.completed', 'document.expiring',
-  'lease.expiring', 'tenant.moved_out',
+  'lease.expiring', 'import.completed', 'tenant.moved_out',
 ];
 // END GENERATED events
 

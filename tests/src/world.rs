@@ -111,6 +111,19 @@ pub async fn build(app: &TestApp, tenant: Uuid, key: &str) -> World {
     mk!("webhooks", json!({ "url": "https://hooks.example.com/gable", "events": ["*"] }));
     // A payment token: the world's invoice stays open (part-paid); its listing is a draft.
     mk!("flow-tokens", json!({ "flow": "payment", "origin": "https://www.example.com", "invoice_id": w.id("invoices") }));
+    // An import is made by uploading its file; the world's is checked, never committed.
+    let up = app
+        .client
+        .post(format!("{}/v1/imports?collection=owners&file_name=owners.csv", app.base(false)))
+        .bearer_auth(key)
+        .header("Content-Type", "text/csv")
+        .body("external_id,name\nW-1,World Owner\n")
+        .send()
+        .await
+        .expect("upload sent");
+    assert_eq!(up.status(), 201, "the world's import");
+    let import: Value = up.json().await.expect("the import as JSON");
+    w.ids.insert("imports", import["data"]["id"].as_str().expect("id").to_string());
 
     // Written by Gable only: insert directly.
     let event = Uuid::now_v7();

@@ -56,6 +56,7 @@ use Gable\Exception\GableException;
  * @property-read Collection $webhookDeliveries
  * @property-read Collection $flowTokens
  * @property-read Collection $requestLogs
+ * @property-read Collection $imports
  * END GENERATED properties
  */
 final class Client
@@ -110,6 +111,7 @@ final class Client
         'webhookDeliveries' => 'webhook-deliveries',
         'flowTokens' => 'flow-tokens',
         'requestLogs' => 'request-logs',
+        'imports' => 'imports',
         // END GENERATED collections
     ];
 

@@ -114,6 +114,7 @@ export class Gable implements Transport {
   readonly webhookDeliveries = new Collection(this, "webhook-deliveries");
   readonly flowTokens = new Collection(this, "flow-tokens");
   readonly requestLogs = new Collection(this, "request-logs");
+  readonly imports = new Collection(this, "imports");
   // END GENERATED accessors
 
   /** Sends one request (with retries); resolves to the decoded JSON answer. */

@@ -69,6 +69,7 @@ fn describe_event(e: &'static EventType) -> Value {
         Cause::ActionNotFrom(state) => json!({ "kind": "action_not_from", "state": state }),
         Cause::Coupling => json!({ "kind": "coupling" }),
         Cause::Schedule => json!({ "kind": "schedule" }),
+        Cause::Worker => json!({ "kind": "worker" }),
     };
     json!({
         "name": e.name,

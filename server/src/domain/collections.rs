@@ -735,6 +735,41 @@ pub static COLLECTIONS: &[Collection] = &[
         // Tenant-wide: the traffic of every property; `scopes::TENANT_WIDE_ONLY` keeps property-limited credentials off it.
         property: P::None, writes: Writes::None, metadata: false, rules: &[], indexes: &[], secret: None,
     },
+    Collection {
+        name: "imports", object: "import", table: "imports",
+        doc: "A file of records brought in at once (CSV or NDJSON; `POST /v1/imports` with the file as the body): checked row by \
+              row when it is uploaded, which writes no record (a dry run), then written by the `commit` action in batches. \
+              Rows are matched to records by `external_id`, so importing a file again creates nothing new. Kept 30 days.",
+        fields: &[
+            f("collection", Str { max: 64 }).create_only().filter()
+                .doc("The collection the file's rows are for (the `collection` query parameter); null for a bundle whose lines name theirs."),
+            f("format", Enum(&["csv", "ndjson"])).read_only().filter().doc("The file's form, from its `Content-Type`."),
+            f("file_name", Str { max: 255 }).create_only().doc("The file's name as the uploader gave it (the `file_name` query parameter)."),
+            status(&["validating", "validated", "importing", "completed", "failed", "cancelled"], "validating")
+                .doc("`validating` while the file is read and checked; `validated` once every row is checked (see `invalid_rows`); \
+                      `importing` from `commit` until its last batch; `completed`, `failed` (see `failure`) or `cancelled` at its end."),
+            f("collections", StrList { max_items: 64 }).read_only().doc("The collections the file's rows are for."),
+            f("total_rows", Int { min: 0, max: i64::MAX }).read_only().default(D::Int(0)).doc("Rows in the file."),
+            f("valid_rows", Int { min: 0, max: i64::MAX }).read_only().default(D::Int(0)).doc("Rows without errors."),
+            f("invalid_rows", Int { min: 0, max: i64::MAX }).read_only().default(D::Int(0))
+                .doc("Rows with errors (`GET /v1/imports/{id}/errors` lists them); a commit skips them only if asked to (`skip_invalid`)."),
+            f("processed_rows", Int { min: 0, max: i64::MAX }).read_only().default(D::Int(0)).doc("Rows the commit has written or skipped so far: its progress."),
+            f("next_line", Int { min: 0, max: i64::MAX }).read_only().default(D::Int(0))
+                .doc("The first line the commit has not written yet: where it goes on after an interruption (every batch before it is in)."),
+            f("created", Int { min: 0, max: i64::MAX }).read_only().default(D::Int(0)).doc("Records the commit created."),
+            f("updated", Int { min: 0, max: i64::MAX }).read_only().default(D::Int(0)).doc("Records the commit changed (a row whose `external_id` a record had, with different values)."),
+            f("unchanged", Int { min: 0, max: i64::MAX }).read_only().default(D::Int(0)).doc("Rows whose record was already as the row says."),
+            f("skipped", Int { min: 0, max: i64::MAX }).read_only().default(D::Int(0)).doc("Rows with errors that the commit left out (`skip_invalid`)."),
+            f("skip_invalid", Bool).read_only().default(D::Bool(false)).doc("Set by `commit`: whether rows with errors are left out (otherwise a commit needs every row valid)."),
+            f("failure", Json(JsonShape::Object)).read_only()
+                .doc("Why a `failed` import stopped: `{line, field, code, message}` of the row a batch could not write (earlier batches are in)."),
+            f("committed_at", DateTime).read_only().doc("When `commit` was asked for."),
+            f("completed_at", DateTime).read_only().doc("When the import ended (completed, failed or cancelled)."),
+            f("expires_at", DateTime).read_only().doc("When Gable deletes the import and its rows (the records it wrote stay)."),
+        ],
+        // Made by an upload (`http::api::imports`), changed by its actions and the import worker only.
+        property: P::None, writes: Writes::CreateOnly, metadata: false, rules: &[], indexes: &[], secret: None,
+    },
 ];
 
 /// Looks a collection up by its path segment.

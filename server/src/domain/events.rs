@@ -31,6 +31,8 @@ pub enum Cause {
     Coupling,
     /// The scheduler, at a point in time.
     Schedule,
+    /// Gable's background work, on finishing what it was given (an import's last batch).
+    Worker,
 }
 
 #[derive(Debug)]
@@ -111,6 +113,13 @@ pub static EVENT_TYPES: &[EventType] = &[
         doc: "An active lease ends within 60 days, then within 30 days (scheduler; once per lease, end date and notice).",
         extra: &[("days_before", "60 or 30: the notice period this event is for.")],
     },
+    ev(
+        "import.completed",
+        "imports",
+        Cause::Worker,
+        "An import's commit wrote its last batch: `data.object` is the import with its counts (`created`, `updated`, `unchanged`, \
+         `skipped`). The records it wrote cause no events of their own.",
+    ),
     ev("tenant.moved_out", "tenancies", Cause::Action("move_out"), "A tenancy's residents moved out (`move_out` action)."),
 ];
 

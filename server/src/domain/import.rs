@@ -323,6 +323,12 @@ pub fn references(row: &Row) -> Vec<(&'static str, &'static str, String)> {
 /// The parts of an address, as CSV columns take them (`address.city`).
 pub const ADDRESS_PARTS: &[&str] = &["line1", "line2", "city", "region", "postal_code", "country"];
 
+/// Whether a collection's records are made by uploading a file (the imports themselves):
+/// its create takes the file, not a JSON body (`http::api::imports`).
+pub fn is_uploaded(c: &Collection) -> bool {
+    c.name == "imports"
+}
+
 /// Whether files of a collection can be imported: the collections whose records carry an
 /// `external_id` (what a client writes; not Gable's own records or a tenant's settings).
 pub fn importable(c: &Collection) -> bool {

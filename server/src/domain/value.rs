@@ -45,6 +45,12 @@ impl Val {
             _ => None,
         }
     }
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Val::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
     pub fn as_datetime(&self) -> Option<DateTime<Utc>> {
         match self {
             Val::DateTime(t) => Some(*t),

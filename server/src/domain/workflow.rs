@@ -166,6 +166,14 @@ pub static MACHINES: &[Machine] = &[
         // The flow API refuses a revoked token from its next request on (`http::auth`).
         stamped("revoke", &["active"], "revoked", "revoked_at"),
     ]},
+    // The import worker moves an import on from `validating`, and from `importing` to its end.
+    Machine { collection: "imports", actions: &[
+        Action {
+            name: "commit", from: &["validated"], to: "importing", stamp: Some("committed_at"),
+            input: Input::Fields { required: &[], optional: &["skip_invalid"] },
+        },
+        stamped("cancel", &["validating", "validated", "importing"], "cancelled", "completed_at"),
+    ]},
 ];
 
 pub fn machine(collection: &str) -> Option<&'static Machine> {

@@ -1,7 +1,9 @@
 //! What every request must meet to be served at all, checked in one layer that costs no
 //! allocation (`from_fn` middleware boxes and clones per request; measured at about 2 %
 //! of a request that does no database work, docs/benchmarks.md):
-//! - a body over the limit (1 MiB) is refused `413`, whichever route reads it. One whose
+//! - a body over the limit (1 MiB; an import's file, `body::is_upload`, 100 MiB, read as
+//!   a stream by its handler within ten request timeouts) is refused `413`, whichever
+//!   route reads it. One whose
 //!   declared `Content-Length` is over is refused at once, without waiting for the body,
 //!   and the connection closes after the answer; one sent without a length (chunked) is
 //!   read here first and refused the same way when it reaches the limit. What the
@@ -27,7 +29,7 @@ use axum::response::{IntoResponse, Response};
 use tower::{Layer, Service};
 
 use crate::error::Error;
-use crate::http::body::MAX_BODY;
+use crate::http::body::{self, MAX_BODY};
 
 /// The layer: `router.layer(Admission { request_timeout })`.
 #[derive(Debug, Clone, Copy)]
@@ -63,9 +65,10 @@ where
 
     fn call(&mut self, req: Request) -> Self::Future {
         let declared = req.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
-        if declared.is_some_and(|n| n > MAX_BODY as u64) {
+        let max = body::limit_of(req.method(), req.uri().path());
+        if declared.is_some_and(|n| n > max as u64) {
             tokio::spawn(linger(req.into_body()));
-            let mut resp = Error::PayloadTooLarge(MAX_BODY).into_response();
+            let mut resp = Error::PayloadTooLarge(max).into_response();
             resp.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
             return Admit::Refused { resp: Some(resp) };
         }
@@ -74,6 +77,11 @@ where
         // close whoever would have read it (the API, the console's server functions, the
         // OAuth forms). Such bodies are rare; requests without a body (every read) and with
         // a declared length pass as they are.
+        // An upload's file is read as a stream by its handler, which keeps to its limit.
+        if body::is_upload(req.method(), req.uri().path()) {
+            let limit = self.limit * body::UPLOAD_TIMEOUTS;
+            return Admit::Running { run: tokio::time::timeout(limit, self.inner.call(req)), limit };
+        }
         if declared.is_none() && !req.body().is_end_stream() {
             let inner = self.inner.clone();
             let run: BoxedAnswer = Box::pin(async move {
@@ -121,8 +129,9 @@ type BoxedAnswer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + S
 const LINGER_BYTES: usize = 8 << 20;
 const LINGER_TIME: Duration = Duration::from_secs(5);
 
-/// Reads a refused request's body and drops it, within `LINGER_BYTES` and `LINGER_TIME`.
-async fn linger(body: axum::body::Body) {
+/// Reads a refused request's body and drops it, within `LINGER_BYTES` and `LINGER_TIME`
+/// (also an upload refused before its file is read, `http::api::imports`).
+pub async fn linger(body: axum::body::Body) {
     use http_body_util::BodyExt;
     let mut body = body;
     let mut read = 0;

@@ -10,6 +10,29 @@ use crate::error::Error;
 
 pub const MAX_BODY: usize = 1 << 20;
 
+/// How many request timeouts an upload may take, its file and the dry run included (5
+/// minutes at the default 30 s: a 100 MiB file at 0.4 MB/s), where any other request has
+/// one. Bounded by the request timeout still, so that an upload waiting on a database
+/// that does not answer is answered `503` like any request, only later.
+pub const UPLOAD_TIMEOUTS: u32 = 10;
+
+/// Whether a request's body is a file read as a stream rather than JSON held in memory:
+/// an import's upload (`POST /v1/imports`, `http::api::imports`). The layers that read
+/// bodies whole (admission's chunked buffering, the request log, idempotency) let it
+/// through as a stream, with its own limit ([`limit_of`]) and time ([`UPLOAD_TIMEOUTS`]).
+pub fn is_upload(method: &axum::http::Method, path: &str) -> bool {
+    method == axum::http::Method::POST && path == "/v1/imports"
+}
+
+/// The largest body a request may send.
+pub fn limit_of(method: &axum::http::Method, path: &str) -> usize {
+    if is_upload(method, path) {
+        crate::ops::imports::MAX_FILE_BYTES
+    } else {
+        MAX_BODY
+    }
+}
+
 pub struct JsonBody(pub serde_json::Value);
 
 impl<S: Send + Sync> FromRequest<S> for JsonBody {

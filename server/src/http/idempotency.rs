@@ -145,6 +145,11 @@ async fn run(st: &ApiState, req: Request, next: Next) -> std::result::Result<Res
         return Ok(next.run(req).await);
     }
     let Some(cred) = req.extensions().get::<Principal>().cloned() else { return Ok(next.run(req).await) };
+    // An upload is not held for replay (its file may be 100 MiB); uploading again makes
+    // another import, which writes nothing until it is committed (docs/imports.md).
+    if crate::http::body::is_upload(req.method(), req.uri().path()) {
+        return Ok(next.run(req).await);
+    }
     let Some(key) = key_of(&req).map_err(fail)? else {
         if REQUIRED.contains(&req.uri().path()) {
             return Err(fail(Error::MissingIdempotencyKey(format!(

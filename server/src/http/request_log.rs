@@ -91,7 +91,8 @@ pub fn start(st: &ApiState, req: &mut Request) -> Option<Recording> {
     };
     // A body that is known to be empty (most reads) is not wrapped; one of a declared
     // length is read by `take_declared_body`; any other is copied as the handler reads it.
-    let request_copy = if req.body().is_end_stream() || req.body().size_hint().exact().is_some() {
+    let streamed = crate::http::body::is_upload(req.method(), req.uri().path());
+    let request_copy = if req.body().is_end_stream() || (req.body().size_hint().exact().is_some() && !streamed) {
         None
     } else {
         let copy = Arc::new(Mutex::new(Copied::default()));
@@ -108,7 +109,11 @@ pub fn start(st: &ApiState, req: &mut Request) -> Option<Recording> {
 /// bytes. A body that cannot be read is refused as the handler would refuse it.
 pub async fn take_declared_body(recording: &mut Option<Recording>, req: Request) -> Result<Request, Response> {
     let Some(r) = recording.as_mut() else { return Ok(req) };
-    if req.body().is_end_stream() || req.body().size_hint().exact().is_none() {
+    // An upload's file is copied as its handler reads it (its start only), never held whole.
+    if req.body().is_end_stream()
+        || req.body().size_hint().exact().is_none()
+        || crate::http::body::is_upload(req.method(), req.uri().path())
+    {
         return Ok(req);
     }
     let (parts, body) = req.into_parts();

@@ -1,11 +1,12 @@
 //! Background work started beside the listeners: the scheduler (what time causes,
 //! `ops::time`, on real time and on each sandbox's clock, then the retention of events,
-//! deliveries, idempotency keys and the request log), the report worker, the webhook
-//! delivery worker, and the request log's writer.
+//! deliveries, idempotency keys and the request log), the report worker, the import
+//! worker, the webhook delivery worker, and the request log's writer.
 //! All work through the database, so any number of processes may run them side by side.
 //! They take what they use, a [`Background`]: the operations and the outbound client.
 
 pub mod deliveries;
+pub mod imports;
 pub mod lowest_priority;
 pub mod reports;
 pub mod request_log;
@@ -51,6 +52,8 @@ pub struct Round {
     pub rent_due_fired: usize,
     pub events_purged: u64,
     pub reports_completed: usize,
+    /// Batches of committed imports written.
+    pub import_batches: usize,
 }
 
 impl Round {
@@ -68,6 +71,7 @@ impl Round {
 pub async fn run_once(ops: &Operations) -> Result<Round> {
     let mut round = scheduler_round(ops).await?;
     round.reports_completed = reports::run_queued(ops).await?;
+    round.import_batches = imports::run_committed(ops, None).await?;
     Ok(round)
 }
 
@@ -153,6 +157,10 @@ pub async fn run(with: Background, interval: Option<Duration>, delivery_concurre
             }
         }
     };
+    let importer = {
+        let (ops, stop, health) = (ops.clone(), stop.clone(), health.clone());
+        move || imports::run(ops.clone(), stop.clone(), health.clone())
+    };
     let request_log = {
         let (ops, stop, health) = (ops.clone(), stop.clone(), health.clone());
         move || request_log::run(ops.clone(), stop.clone(), health.clone())
@@ -167,6 +175,7 @@ pub async fn run(with: Background, interval: Option<Duration>, delivery_concurre
             }
         },
         supervise::supervise(REPORTS, &health, stop.clone(), worker),
+        supervise::supervise(imports::IMPORTS, &health, stop.clone(), importer),
         supervise::supervise(request_log::REQUEST_LOG, &health, stop.clone(), request_log),
         async {
             if delivery_concurrency > 0 {

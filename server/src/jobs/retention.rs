@@ -2,12 +2,13 @@
 //! 30 days (longer than any scheduled occurrence's window, `ops::time::scheduled`, so the
 //! event that marks an occurrence as fired outlives it), the delivery register 30 days,
 //! idempotency keys 24 hours, the request log as long as its setting says (7 days unless
-//! told otherwise).
+//! told otherwise), imports and their rows 30 days (`expires_at`). An upload that stopped
+//! mid-file (its process died) is ended `failed` after an hour without progress.
 
 use chrono::{DateTime, Duration, Utc};
 
 use crate::error::Result;
-use crate::store::{deliveries, events, idempotency, request_logs, Intent, Store};
+use crate::store::{deliveries, events, idempotency, imports, request_logs, Intent, Store};
 
 /// Rows deleted per transaction: each batch is short, so writes of requests wait for
 /// SQLite's single writer at most that long, however much has piled up.
@@ -21,6 +22,10 @@ pub async fn purge_old_events(store: &Store, now: DateTime<Utc>, request_log_kep
     in_batches(store, Purge::Deliveries, now).await?;
     in_batches(store, Purge::IdempotencyKeys, now).await?;
     in_batches(store, Purge::RequestLogs(request_log_kept), now).await?;
+    let stale = now - STALE_UPLOAD;
+    store.in_system(Intent::Write, async |tx| imports::abandon_stale_uploads(tx, now, stale).await).await?;
+    in_batches(store, Purge::ImportRows, now).await?;
+    in_batches(store, Purge::Imports, now).await?;
     in_batches(store, Purge::Events, now).await
 }
 
@@ -31,7 +36,13 @@ enum Purge {
     /// Records older than this.
     RequestLogs(Duration),
     Events,
+    /// The rows of imports past their `expires_at`, then the imports.
+    ImportRows,
+    Imports,
 }
+
+/// An upload that has read nothing for this long has lost its connection or its process.
+const STALE_UPLOAD: Duration = Duration::hours(1);
 
 /// Deletes what `what` keeps no longer, a batch per transaction, until a batch deletes
 /// fewer than `BATCH` rows; returns how many.
@@ -47,6 +58,8 @@ async fn in_batches(store: &Store, what: Purge, now: DateTime<Utc>) -> Result<u6
             // The log is written apart from the rest (its own file on SQLite).
             Purge::RequestLogs(kept) => store.in_request_log(async |tx| request_logs::delete_before(tx, now - kept, BATCH).await).await?,
             Purge::Events => store.in_system(Intent::Write, async |tx| events::delete_before(tx, cutoff, BATCH).await).await?,
+            Purge::ImportRows => store.in_system(Intent::Write, async |tx| imports::delete_expired_rows(tx, now, BATCH).await).await?,
+            Purge::Imports => store.in_system(Intent::Write, async |tx| imports::delete_expired(tx, now, BATCH).await).await?,
         };
         total += n;
         if n < BATCH {

@@ -24,6 +24,7 @@ mod behaviour;
 pub mod demo;
 pub mod event_stream;
 pub mod flows;
+pub mod imports;
 pub mod oauth;
 pub mod outbox;
 mod postings;
@@ -126,6 +127,8 @@ pub struct Signals {
     pub reports_queued: Arc<Notify>,
     /// Webhook delivery attempts were written (events, retries, replays, test sends).
     pub deliveries_due: Arc<Notify>,
+    /// An import was committed.
+    pub imports_committed: Arc<Notify>,
 }
 
 #[derive(Clone)]
@@ -158,6 +161,9 @@ pub struct Work {
     key: Arc<MasterKey>,
     guard: outbound::Guard,
     wake: Vec<Arc<Notify>>,
+    /// Writes nothing to the outbox: an import's rows cause no events of their own
+    /// (`imports`).
+    quiet: bool,
 }
 
 impl Operations {
@@ -234,6 +240,7 @@ impl Operations {
             key: self.key.clone(),
             guard: self.guard.clone(),
             wake: vec![],
+            quiet: false,
         })
     }
 

@@ -34,6 +34,9 @@ pub(super) async fn emit(
     before: Option<&Record>,
     property: Option<Uuid>,
 ) -> Result<()> {
+    if w.quiet {
+        return Ok(());
+    }
     let object = rec.to_json(c, None);
     let previous = match before {
         Some(b) => events::previous_attributes(&b.to_json(c, None), &object),

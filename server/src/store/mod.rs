@@ -24,6 +24,7 @@ pub mod events;
 pub mod expansions;
 pub mod flow_tokens;
 pub mod idempotency;
+pub mod imports;
 pub mod keys;
 pub mod ledger;
 pub mod oauth;

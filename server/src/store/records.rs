@@ -361,6 +361,17 @@ pub async fn find(tx: &mut Tx, scope: &Scope, c: &'static Collection, equal: &[(
     Ok(found)
 }
 
+/// The records of `c` whose `external_id` is one of `ids` (an import's references and
+/// matches), by the unique index; unordered.
+pub async fn by_external_ids(tx: &mut Tx, scope: &Scope, c: &'static Collection, ids: Vec<String>) -> Result<Vec<Record>> {
+    let Some(mut sel) = scoped_select(c, scope) else { return Ok(vec![]) };
+    if ids.is_empty() {
+        return Ok(vec![]);
+    }
+    sel.and_where(col("external_id").is_in(ids));
+    tx.fetch_all(&sel).await?.iter().map(|r| decode(c, r)).collect()
+}
+
 /// Metadata updates merge key by key; an empty string removes a key (as Stripe does),
 /// and `metadata: null` clears it all.
 fn merge_metadata(current: Option<&serde_json::Value>, patch: &serde_json::Value) -> serde_json::Value {

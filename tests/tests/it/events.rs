@@ -389,6 +389,16 @@ async fn every_type_comes_once_from_its_operation(app: &TestApp) {
     act(app, k, "inspections", &insp, "complete", None).await;
     log.one(app, k, "inspection.completed", "inspections", &insp, json!({ "status": "scheduled", "completed_at": null })).await;
 
+    // An import: the records it writes cause no events; its end is one.
+    let file = format!("{}\n", json!({ "external_id": "WO-IMPORTED", "property_id": s.property, "title": "Imported tap" }));
+    let up = crate::api::imports::upload(app, k, "collection=workorders", "application/x-ndjson", file).await;
+    assert_eq!(up.status, 201, "{}", up.text);
+    let import = id(&up.body["data"]);
+    log.none(app, k, "uploading a file to import").await;
+    act(app, k, "imports", &import, "commit", Some(json!({}))).await;
+    gable::jobs::imports::run_committed(&app.state.ops, None).await.expect("the import worker");
+    log.one(app, k, "import.completed", "imports", &import, json!({ "status": "importing", "completed_at": null })).await;
+
     // The scheduler: the rent charge is due today, the active lease ends in 45 days,
     // the document expires in 10.
     let expires = rfc(noon(day(10)));

@@ -58,6 +58,7 @@ const BEYOND_THE_REGISTRY: &[(Option<Backend>, &str, &str)] = &[
     (None, "documents: index documents_expiring", "the scheduler's document.expiring scan"),
     (None, "events: index events_retention", "events are deleted after 30 days"),
     (None, "request_logs: index request_logs_retention", "the request log is purged after its retention (7 days by default)"),
+    (None, "imports: index imports_expires", "imports and their rows are deleted after 30 days"),
     (None, "reports: index reports_queue", "the report worker's queue"),
     (None, "payments: index payments_scenario", "the sandbox's test payments by scenario"),
     (None, "webhooks: index webhooks_enabled", "an event's fan-out to the enabled subscriptions"),

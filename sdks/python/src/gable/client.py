@@ -46,7 +46,7 @@ COLLECTIONS = (
     "signatures", "tenancies", "bookings", "guests", "charges", "invoices", "payments", "refunds",
     "accounting-entries", "workorders", "inspections", "assets", "vendors", "purchase-orders",
     "documents", "tasks", "messages", "events", "reports", "webhooks", "webhook-deliveries",
-    "flow-tokens", "request-logs",
+    "flow-tokens", "request-logs", "imports",
 )
 # END GENERATED collections
 

@@ -27,7 +27,7 @@ module Gable
       listings leads viewings applications screening leases signatures tenancies bookings
       guests charges invoices payments refunds accounting-entries workorders inspections
       assets vendors purchase-orders documents tasks messages events reports webhooks
-      webhook-deliveries flow-tokens request-logs
+      webhook-deliveries flow-tokens request-logs imports
     ].freeze
     # END GENERATED collections
 

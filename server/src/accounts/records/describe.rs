@@ -27,9 +27,9 @@ pub const AREAS: &[(&str, &[&str])] = &[
     ("Developers", &["request-logs", "events", "webhook-deliveries"]),
 ];
 
-/// Collections the console shows on their own pages (Team, Webhooks) or not at all (flow
-/// tokens are minted by integrations for one visitor).
-pub const ELSEWHERE: &[&str] = &["users", "roles", "webhooks", "flow-tokens"];
+/// Collections the console shows on their own pages (Team, Webhooks, the import page) or
+/// not at all (flow tokens are minted by integrations for one visitor).
+pub const ELSEWHERE: &[&str] = &["users", "roles", "webhooks", "flow-tokens", "imports"];
 
 /// Fields that name a record for people, in the order they are preferred.
 const NAME_FIELDS: &[&str] = &["name", "number", "label", "title", "subject", "signer_name", "type", "email", "path"];

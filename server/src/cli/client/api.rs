@@ -98,6 +98,17 @@ impl Client {
         if let Some(body) = body {
             req = req.header("Content-Type", "application/json").body(body.to_string());
         }
+        self.answer(req, path).await
+    }
+
+    /// Uploads a file (`POST`, the file as the body, `content_type`): an import's upload.
+    pub async fn upload(&self, path: &str, content_type: &str, file: impl Into<reqwest::Body>) -> Result<Value, ApiError> {
+        let req = self.request(Method::POST, path).header("Content-Type", content_type).body(file);
+        self.answer(req, path).await
+    }
+
+    /// Sends `req`; the answer's JSON body on a 2xx, the API's error otherwise.
+    async fn answer(&self, req: reqwest::RequestBuilder, path: &str) -> Result<Value, ApiError> {
         let res = req.send().await.map_err(|e| self.unreachable(&e))?;
         let status = res.status().as_u16();
         let request_id = res.headers().get("request-id").and_then(|v| v.to_str().ok()).map(String::from);

@@ -244,7 +244,12 @@ impl Trigger {
         if role.collection() == kind.collection {
             set::apply(&mut body, sets)?;
         }
-        let answer = call(&self.client, Method::POST, &format!("/{}", role.collection()), Some(&body)).await.with_context(doing)?;
+        let answer = match role {
+            // An import is made by uploading its file: here one line, the body.
+            Role::Import => self.client.upload("/imports?collection=owners", "application/x-ndjson", format!("{body}\n")).await,
+            _ => call(&self.client, Method::POST, &format!("/{}", role.collection()), Some(&body)).await,
+        }
+        .with_context(doing)?;
         let record = answer["data"].clone();
         let (object, id) = (record["object"].as_str().unwrap_or(role.noun()).to_string(), record["id"].clone());
         self.keep(role.collection(), record);

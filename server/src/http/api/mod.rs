@@ -6,6 +6,7 @@
 
 pub mod event_stream;
 pub mod flow;
+pub mod imports;
 pub mod openapi;
 pub mod request_log_stream;
 pub mod resources;
@@ -28,6 +29,7 @@ pub fn router(state: &ApiState) -> Router<ApiState> {
         .route("/v1/{resource}/{id}", get(resources::get).patch(resources::update).delete(resources::delete))
         .route("/v1/{resource}/{id}/{action}", post(resources::action))
         .merge(webhooks::router())
+        .merge(imports::router())
         .merge(event_stream::router())
         .merge(request_log_stream::router())
         .merge(sandbox::router())

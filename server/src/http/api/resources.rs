@@ -85,6 +85,10 @@ pub async fn create(
     req: Request,
 ) -> Result<Response> {
     let c = resolve(&resource)?;
+    // An import's body is its file, read as a stream.
+    if crate::domain::import::is_uploaded(c) {
+        return super::imports::upload(st, cred, raw, req).await;
+    }
     check_offered(c, WriteOp::Create, &cred)?;
     let answer = answer_of(c, &cred, raw)?;
     let JsonBody(body) = JsonBody::from_request(req, &()).await?;

@@ -13,6 +13,7 @@ mod applications;
 mod bookings;
 mod charges;
 mod flow_tokens;
+mod imports;
 mod invoices;
 mod leases;
 mod payments;
@@ -115,6 +116,7 @@ pub(super) fn of(c: &Collection) -> &'static dyn Behaviour {
         "bookings" => &bookings::Bookings,
         "charges" => &charges::Charges,
         "flow-tokens" => &flow_tokens::FlowTokens,
+        "imports" => &imports::Imports,
         "invoices" => &invoices::Invoices,
         "leases" => &leases::Leases,
         "payments" => &payments::Payments,

@@ -8,6 +8,7 @@
 //!   paging never skips or repeats.
 //! - `protocol`: 405s name the allowed methods; money is exact.
 //! - `idempotency`: `Idempotency-Key` on every POST.
+//! - `imports`: bulk import, checked before anything is written, safe to repeat.
 //! - `operations`: an operation and what its caller writes beside it commit together.
 //! - `keys`: scopes and property constraints of API keys.
 //! - `rate_limits`: the limits per credential and their headers.
@@ -19,6 +20,7 @@ mod errors;
 mod expand;
 mod external_ids;
 mod idempotency;
+pub mod imports;
 mod keys;
 mod lists;
 mod openapi;

@@ -15,7 +15,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Instant;
 
+use futures::StreamExt;
 use gable::domain::collections::{collection, COLLECTIONS};
+use gable::domain::import::is_uploaded;
 use gable::domain::registry::{Collection, Ty};
 use gable::domain::workflow;
 use gable_tests::{both, world, Res, TestApp};
@@ -41,6 +43,9 @@ enum Kind {
     Command,
     /// `GET /v1/sandbox/clock` and `POST /v1/sandbox/clock/advance`: no collection's.
     SandboxClock,
+    /// `POST /v1/imports`: a file as the body, not JSON, and not held under an
+    /// `Idempotency-Key`.
+    Upload,
     /// `GET /v1/events/stream`, `GET /v1/request-logs/stream`: server-sent events, an
     /// answer that does not end.
     Stream,
@@ -285,7 +290,10 @@ fn operations(doc: &Value) -> Vec<Op> {
                 ("get", ["sandbox", "clock"]) | ("post", ["sandbox", "clock", "advance"]) => (Kind::SandboxClock, None, None),
                 ("get", [c, "stream"]) => (Kind::Stream, Some(*c), None),
                 ("get", [c]) => (Kind::List, Some(*c), None),
+                ("post", [c]) if collection(c).is_some_and(is_uploaded) => (Kind::Upload, Some(*c), None),
                 ("post", [c]) => (Kind::Create, Some(*c), None),
+                // A record's own list (an import's errors): read as the record is.
+                ("get", [c, "{id}", _]) => (Kind::Get, Some(*c), None),
                 ("get", [c, "{id}"]) => (Kind::Get, Some(*c), None),
                 ("patch", [c, "{id}"]) => (Kind::Update, Some(*c), None),
                 ("delete", [c, "{id}"]) => (Kind::Delete, Some(*c), None),
@@ -477,12 +485,40 @@ fn concrete(op: &Op, id: &str) -> String {
 async fn provoke(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
     let key = cx.key.clone();
     let valid = |cx: &Ctx<'_>| match op.kind {
-        Kind::Describe | Kind::List | Kind::Create | Kind::SandboxClock => op.path.clone(),
+        Kind::Describe | Kind::List | Kind::Create | Kind::SandboxClock | Kind::Upload => op.path.clone(),
         _ => concrete(op, &cx.world_id(op.c().name)),
     };
     let method = op.method;
     if op.kind == Kind::Stream && status != 413 {
         return provoke_stream(cx, op, status).await;
+    }
+    if op.kind == Kind::Upload {
+        match status {
+            201 | 500 => {
+                let (path, file) = a_file();
+                let r = cx.send_raw(method, path, "text/csv", file).await;
+                if r.status == 201 {
+                    check_success_body(cx, op, 201, &r);
+                }
+                return Some(r);
+            }
+            // A CSV file names its collection.
+            400 => return Some(cx.send_raw(method, &op.path, "text/csv", b"name\nX\n".to_vec()).await),
+            // Declared over the upload's own limit: refused before the file is read.
+            413 => {
+                let stream = futures::stream::once(async { Ok::<_, std::io::Error>(b"name\n".to_vec()) }).chain(futures::stream::pending());
+                let req = cx
+                    .app
+                    .client
+                    .post(cx.url("/v1/imports?collection=owners"))
+                    .bearer_auth(&cx.key)
+                    .header("content-type", "text/csv")
+                    .header("content-length", (200u64 << 20).to_string())
+                    .body(reqwest::Body::wrap_stream(stream));
+                return Some(cx.app.raw(req).await);
+            }
+            _ => {}
+        }
     }
     match status {
         // A declared body over the limit, on any operation: refused before it is read.
@@ -576,7 +612,7 @@ async fn provoke(cx: &mut Ctx<'_>, op: &Op, status: u16) -> Option<Res> {
             let huge = format!("{{\"pad\": \"{}\"}}", "x".repeat(TOO_LARGE)).into_bytes();
             cx.send_raw(method, &valid(cx), "application/json", huge).await
         }
-        (Kind::Create | Kind::Update | Kind::Action | Kind::Command, 415) => {
+        (Kind::Create | Kind::Update | Kind::Action | Kind::Command | Kind::Upload, 415) => {
             cx.send_raw(method, &valid(cx), "text/plain", b"{}".to_vec()).await
         }
         (Kind::Delete, 200) => {
@@ -619,10 +655,15 @@ fn layer_statuses(op: &Op) -> Vec<u16> {
     if op.kind != Kind::Describe {
         s.extend([401, 429, 503]);
     }
-    if op.method == "post" {
+    if op.method == "post" && op.kind != Kind::Upload {
         s.extend([409, 422]);
     }
     s
+}
+
+/// A small valid file to upload: an owner of a new external id, as CSV.
+fn a_file() -> (&'static str, Vec<u8>) {
+    ("/v1/imports?collection=owners", format!("external_id,name\nOA-{},Contract Owner\n", Uuid::now_v7()).into_bytes())
 }
 
 /// Whether a `POST`'s own handler can answer `409` (a state, a disabled subscription, a
@@ -774,8 +815,15 @@ async fn provoke_busy(cx: &mut Ctx<'_>, ops: &[Op]) {
     for op in ops.iter().filter(|op| op.statuses.contains(&503)) {
         let path = match op.kind {
             Kind::Describe | Kind::List | Kind::Create | Kind::SandboxClock => op.path.clone(),
+            Kind::Upload => a_file().0.to_string(),
             _ => concrete(op, &cx.world_id(op.c().name)),
         };
+        let method: reqwest::Method = op.method.to_uppercase().parse().expect("method");
+        if op.kind == Kind::Upload {
+            let req = cx.app.client.request(method, format!("{}{path}", busy.sandbox)).bearer_auth(&cx.key);
+            requests.push((op, cx.app.raw(req.header("content-type", "text/csv").body(a_file().1))));
+            continue;
+        }
         let body = match op.kind {
             Kind::Create => copy_body(cx, op.c()),
             Kind::Command => command_body(cx, op),
@@ -784,7 +832,6 @@ async fn provoke_busy(cx: &mut Ctx<'_>, ops: &[Op]) {
             }
             _ => update_body(op),
         };
-        let method: reqwest::Method = op.method.to_uppercase().parse().expect("method");
         let app = cx.app;
         let mut req = app.client.request(method, format!("{}{path}", busy.sandbox)).bearer_auth(&cx.key);
         if op.method == "post" {
@@ -1116,6 +1163,11 @@ async fn act(cx: &Ctx<'_>, c: &Collection, id: &str, a: &workflow::Action) -> Re
 /// A new record of `c` in its first state, made like the world's: signatures belong to a
 /// fresh sent lease, since only those can be signed.
 async fn fresh(cx: &mut Ctx<'_>, c: &Collection) -> Result<Value, String> {
+    if is_uploaded(c) {
+        let (path, file) = a_file();
+        let r = cx.send_raw("post", path, "text/csv", file).await;
+        return if r.status == 201 { Ok(r.body["data"].clone()) } else { Err(format!("uploading failed: {}", trim(&r.text))) };
+    }
     let mut body = copy_body(cx, c).ok_or("no create body")?;
     if c.name == "signatures" {
         let leases = collection("leases").expect("leases");

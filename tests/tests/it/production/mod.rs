@@ -5,7 +5,8 @@
 //! - `health`: `/healthz`, `/readyz` and the Prometheus metrics on their own listener;
 //! - `data_dir`: one serving process per SQLite data directory;
 //! - `outage`: PostgreSQL stopped and started under write load;
-//! - `backups`: `gable backup` during writes, `gable restore` into a new directory.
+//! - `backups`: `gable backup` during writes, `gable restore` into a new directory;
+//! - `imports`: an import's commit killed mid-way goes on from its last batch.
 
 pub(crate) mod backups;
 mod cancellation;
@@ -13,6 +14,7 @@ mod connections;
 mod data_dir;
 mod event_stream;
 mod health;
+mod imports;
 mod outage;
 mod processes;
 mod shutdown;

@@ -27,12 +27,14 @@
 //!   alone, and keeps no secret a call carried.
 //! - `files`: the data directory is private, and a restore checks what it restores (third
 //!   review).
+//! - `imports`: an import writes only what its credential may, in its tenant alone.
 
 mod console;
 mod environments;
 mod expansions;
 mod files;
 mod flows;
+mod imports;
 mod listeners;
 mod oauth;
 mod privileges;

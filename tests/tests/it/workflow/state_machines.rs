@@ -122,6 +122,13 @@ async fn fresh(app: &TestApp, key: &str, w: &world::World, collection: &str) -> 
         }
         "tasks" => json!({ "title": "T" }),
         "flow-tokens" => json!({ "flow": "payment", "origin": "https://www.example.com", "invoice_id": id("invoices") }),
+        // An import is made by uploading its file: it is `validated` once the upload answers.
+        "imports" => {
+            let file = format!("external_id,name\nSM-{},Machine Owner\n", uuid::Uuid::now_v7());
+            let r = crate::api::imports::upload(app, key, "collection=owners", "text/csv", file).await;
+            assert_eq!(r.status, 201, "an upload: {}", r.text);
+            return r.body["data"]["id"].as_str().unwrap().to_string();
+        }
         other => panic!("no fresh {other}"),
     };
     app.create(key, collection, body).await["id"].as_str().unwrap().to_string()
@@ -178,7 +185,10 @@ async fn every_transition_from_every_state(app: &TestApp) {
                 if let Some(stamp) = a.stamp {
                     assert!(r.body["data"][stamp].is_string(), "{}.{} sets {stamp}", m.collection, a.name);
                 }
-                if !paths.iter().any(|(s, _)| s == a.to) {
+                // An importing import is moved on by the import worker of the test's server, not by
+                // actions: what is refused there is not a state one can hold it in (api::imports).
+                let moved_on_by_a_worker = (m.collection, a.to) == ("imports", "importing");
+                if !moved_on_by_a_worker && !paths.iter().any(|(s, _)| s == a.to) {
                     let mut next = path.clone();
                     next.push(a);
                     paths.push((a.to.to_string(), next));

@@ -32,6 +32,8 @@ pub enum Role {
     Inspection,
     /// A document that expires in 31 days: its 30-day notice falls due tomorrow.
     Document,
+    /// An import of one owner (an NDJSON file of one line, uploaded; its body is the line's).
+    Import,
 }
 
 impl Role {
@@ -55,6 +57,7 @@ impl Role {
             Role::WorkOrder => "workorders",
             Role::Inspection => "inspections",
             Role::Document => "documents",
+            Role::Import => "imports",
         }
     }
 
@@ -66,7 +69,7 @@ impl Role {
             Role::Viewing => Some(Role::Listing),
             Role::Screening => Some(Role::Application),
             Role::Signature | Role::Tenancy | Role::Charge => Some(Role::Lease),
-            Role::Property | Role::Lead | Role::Guest | Role::Payment(_) | Role::Document => None,
+            Role::Property | Role::Lead | Role::Guest | Role::Payment(_) | Role::Document | Role::Import => None,
         }
     }
 
@@ -136,6 +139,8 @@ impl Role {
             Role::Document => json!({
                 "title": "Insurance certificate", "kind": "insurance", "expires_at": w.at(31, 0),
             }),
+            // The file's one row: an owner, known by an external id of this run.
+            Role::Import => json!({ "name": "Trigger Owner", "external_id": format!("trigger-{}", w.tag) }),
         };
         body["metadata"] = json!({ "made_by": "gable trigger" });
         Ok(body)
@@ -148,12 +153,15 @@ pub struct World {
     pub now: DateTime<Utc>,
     /// `trigger+<random>@example.com`.
     pub email: String,
+    /// The random part of `email`: what this run's external ids end with.
+    pub tag: String,
 }
 
 impl World {
     pub fn new(now: DateTime<Utc>) -> World {
         let tag = uuid::Uuid::new_v4().simple().to_string();
-        World { now, email: format!("trigger+{}@example.com", &tag[..8]) }
+        let tag = tag[..8].to_string();
+        World { now, email: format!("trigger+{tag}@example.com"), tag }
     }
 
     fn today(&self) -> NaiveDate {
@@ -230,6 +238,7 @@ pub static RECIPES: &[Recipe] = &[
         Advance { field: "end_date", days_before: 60 },
     ] },
     Recipe { event: "tenant.moved_out", steps: &[Make(Tenancy), act(Tenancy, "start"), act(Tenancy, "move_out")] },
+    Recipe { event: "import.completed", steps: &[Make(Import), Act(Import, "commit", Some("{}"))] },
 ];
 
 pub fn recipe(event: &str) -> Option<&'static Recipe> {
@@ -296,6 +305,7 @@ pub fn words(action: &str) -> (&str, &str, &str) {
         ("check_in", "check in", "checked in", "checking in"),
         ("check_out", "check out", "checked out", "checking out"),
         ("move_out", "move out", "moved out", "moving out"),
+        ("commit", "commit", "committed", "committing"),
     ];
     WORDS.iter().find(|w| w.0 == action).map_or((action, action, action), |w| (w.1, w.2, w.3))
 }

@@ -176,6 +176,10 @@ mod tests {
                     // Server-sent events: no record answered, no fieldset to shape.
                     || path == super::super::event_stream::PATH
                     || path == super::super::request_log_stream::PATH
+                    // An upload answers its import whole, and its error report is not of
+                    // records: neither takes a query but its own.
+                    || (method == "post" && crate::domain::import::is_uploaded(c))
+                    || path == super::super::imports::ERRORS_PATH
                 {
                     continue;
                 }

@@ -33,6 +33,9 @@ pub(super) fn next_steps(c: &Collection) -> Vec<(String, String)> {
     for cmd in commands::commands().into_iter().filter(|cmd| cmd.collection == c.name) {
         steps.push((pascal(cmd.operation_id), cmd.operation_id.to_string()));
     }
+    if crate::domain::import::is_uploaded(c) {
+        steps.push(("ListImportErrors".into(), "list_import_errors".into()));
+    }
     steps
 }
 

@@ -37,6 +37,7 @@ mod commands;
 mod errors;
 mod event_stream;
 mod events;
+mod imports;
 mod links;
 mod parts;
 mod paths;
@@ -206,7 +207,10 @@ fn components() -> Components {
         .schema("Error", errors::error_schema())
         .security_scheme(API_KEY, api_key_scheme())
         .security_scheme(OAUTH2, oauth2_scheme());
-    errors::responses(sandbox::register(commands::register(answers::register(paths::register_filters(schemas::register(b)))))).build()
+    errors::responses(imports::register(sandbox::register(commands::register(answers::register(paths::register_filters(
+        schemas::register(b),
+    ))))))
+    .build()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -288,6 +292,11 @@ fn schema_ref(name: &str) -> RefOr<Schema> {
 /// Whether the API offers a write on a collection: exactly when the handler does not refuse it.
 fn offers(c: &Collection, w: WriteOp) -> bool {
     c.refuse(w).is_none()
+}
+
+/// Whether the collection's create takes a JSON body (an import's takes its file).
+fn json_create(c: &Collection) -> bool {
+    offers(c, WriteOp::Create) && !crate::domain::import::is_uploaded(c)
 }
 
 /// `Request-Id` and `Gable-Version` are on every response (`request_id` and `version` layers);
@@ -481,12 +490,13 @@ mod tests {
     /// decided"): every status and exact value made it 740 KB, about 53 KB gzipped as
     /// served; describing expansions on every operation that answers with records, 879 KB
     /// and 61 KB; the request log's collection, 906 KB and 64.5 KB; `external_id` on 31
-    /// collections (its rule one component, `ExternalId`), 944 KB and 67.4 KB. A change that
-    /// crosses a budget has to say why in the docs and move it.
+    /// collections (its rule one component, `ExternalId`), 944 KB and 67.4 KB; bulk import
+    /// (the `imports` collection, its upload and error report), 968 KB and 71.0 KB. A change
+    /// that crosses a budget has to say why in the docs and move it.
     #[test]
     fn the_document_stays_within_its_size_budget() {
-        const BUDGET: usize = 950_000;
-        const GZIPPED_BUDGET: usize = 68_000;
+        const BUDGET: usize = 1_000_000;
+        const GZIPPED_BUDGET: usize = 72_000;
         for livemode in [true, false] {
             let body = serde_json::to_vec(&document("https://api.example.com", livemode)).unwrap();
             let mut zipped = Vec::new();

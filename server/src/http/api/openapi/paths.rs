@@ -25,6 +25,7 @@ use utoipa::openapi::security::SecurityRequirement;
 
 use super::{a_record, offers, pascal, schema_ref, with_standard_headers};
 use crate::domain::collections::COLLECTIONS;
+use crate::domain::import::is_uploaded;
 use crate::domain::list::{self, DEFAULT_LIMIT, MAX_LIMIT, MAX_SORT_KEYS};
 use crate::domain::registry::{Collection, Field, Ty, WriteOp, CREATED_AT, ID, SYSTEM_FIELDS, UPDATED_AT};
 use crate::domain::workflow::{self, Action, Input};
@@ -47,6 +48,9 @@ pub(super) fn paths() -> Paths {
         paths = paths.path(path, item);
     }
     paths = paths.path(super::event_stream::PATH, super::event_stream::path_item());
+    if let Some(imports) = COLLECTIONS.iter().find(|c| is_uploaded(c)) {
+        paths = paths.path(super::imports::ERRORS_PATH, super::imports::errors_path_item(imports));
+    }
     if let Some(calls) = COLLECTIONS.iter().find(|c| c.name == "request-logs") {
         paths = paths.path(super::request_log_stream::PATH, super::request_log_stream::path_item(calls));
     }
@@ -105,7 +109,9 @@ fn collection_paths(c: &'static Collection) -> (PathItem, PathItem) {
         .summary(Some(c.name))
         .description(Some(path_description(c, &[WriteOp::Create])))
         .operation(HttpMethod::Get, list_operation(c));
-    if offers(c, WriteOp::Create) {
+    if is_uploaded(c) {
+        collection = collection.operation(HttpMethod::Post, super::imports::upload_operation(c));
+    } else if offers(c, WriteOp::Create) {
         collection = collection.operation(HttpMethod::Post, create_operation(c));
     }
     let mut record = PathItemBuilder::new()

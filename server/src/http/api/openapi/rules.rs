@@ -4,9 +4,9 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use super::{offers, pascal};
+use super::{json_create, pascal};
 use crate::domain::collections::COLLECTIONS;
-use crate::domain::registry::{EnvRule, Rule, Ty, WriteOp};
+use crate::domain::registry::{EnvRule, Rule, Ty};
 use crate::domain::validate;
 
 /// Adds to each `*Create` schema the rules of `validate::create` that JSON Schema can state,
@@ -24,7 +24,7 @@ use crate::domain::validate;
 /// schemas get none of these: the server checks the rules on the record as it will be
 /// after the change, which depends on stored values a schema cannot see.
 pub(super) fn add_cross_field_rules(doc: &mut Json) {
-    for c in COLLECTIONS.iter().filter(|c| offers(c, WriteOp::Create)) {
+    for c in COLLECTIONS.iter().filter(|c| json_create(c)) {
         let Some(schema) = doc.pointer_mut(&format!("/components/schemas/{}Create", pascal(c.object))).and_then(Json::as_object_mut) else {
             continue;
         };

@@ -7,6 +7,8 @@ use serde_json::{json, Value as Json};
 use utoipa::openapi::schema::{AdditionalProperties, AllOfBuilder, AnyOfBuilder, SchemaType};
 use utoipa::openapi::{ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, RefOr, Schema, SchemaFormat, Type};
 
+#[cfg(test)]
+use super::json_create;
 use super::{a_record, offers, pascal, schema_ref};
 use crate::domain::collections::COLLECTIONS;
 use crate::domain::ledger::ACCOUNTS;
@@ -98,7 +100,8 @@ fn collection_schemas(mut b: ComponentsBuilder, c: &'static Collection) -> Compo
                 Some(format!("A page of {}.", c.name)),
             ),
         );
-    if offers(c, WriteOp::Create) {
+    // An uploaded collection's create body is a file (`openapi::imports`).
+    if offers(c, WriteOp::Create) && !crate::domain::import::is_uploaded(c) {
         b = b.schema(format!("{name}Create"), create_schema(c));
         if let Some(secret) = secret_on_create(c) {
             b = b

@@ -156,7 +156,7 @@ fn bodies_made_from_the_write_schemas_are_accepted() {
     let sampler = || Sampler { doc: &d, counter: 0 };
     for c in COLLECTIONS {
         let name = pascal(c.object);
-        if offers(c, WriteOp::Create) {
+        if json_create(c) {
             let schema = &d["components"]["schemas"][format!("{name}Create")];
             for (full, nulls) in [(false, false), (true, false), (false, true)] {
                 let mut body = sampler().value(schema, full, nulls);
@@ -181,7 +181,7 @@ fn bodies_made_from_the_write_schemas_are_accepted() {
 #[test]
 fn write_schemas_are_closed_and_list_only_writable_fields() {
     let d = doc();
-    for c in COLLECTIONS.iter().filter(|c| offers(c, WriteOp::Create)) {
+    for c in COLLECTIONS.iter().filter(|c| json_create(c)) {
         let s = &d["components"]["schemas"][format!("{}Create", pascal(c.object))];
         assert_eq!(s["additionalProperties"], json!(false));
         for f in c.fields.iter().filter(|f| f.access == Access::ReadOnly) {
@@ -196,7 +196,7 @@ fn write_schemas_are_closed_and_list_only_writable_fields() {
 fn one_of_rules_are_any_of_required_lists() {
     let d = doc();
     let mut seen = 0;
-    for c in COLLECTIONS.iter().filter(|c| offers(c, WriteOp::Create)) {
+    for c in COLLECTIONS.iter().filter(|c| json_create(c)) {
         let schema = &d["components"]["schemas"][format!("{}Create", pascal(c.object))];
         for rule in c.rules {
             let Rule::OneOf(names) = rule else { continue };
@@ -260,7 +260,7 @@ fn each_environment_has_its_own_rules() {
 #[test]
 fn balanced_lines_need_two_items() {
     let d = doc();
-    for c in COLLECTIONS.iter().filter(|c| offers(c, WriteOp::Create)) {
+    for c in COLLECTIONS.iter().filter(|c| json_create(c)) {
         for rule in c.rules {
             let Rule::Balanced(field) = rule else { continue };
             let schema = &d["components"]["schemas"][format!("{}Create", pascal(c.object))];

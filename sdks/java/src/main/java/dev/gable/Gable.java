@@ -147,6 +147,7 @@ public final class Gable {
     public Resource webhookDeliveries() { return collection("webhook-deliveries"); }
     public Resource flowTokens() { return collection("flow-tokens"); }
     public Resource requestLogs() { return collection("request-logs"); }
+    public Resource imports() { return collection("imports"); }
     // END GENERATED accessors
 
     /**
