@@ -9,6 +9,7 @@
 #   make bench-webhooks       bench/webhooks
 #   make bench-payments       BENCH_MODE=payments bench/writes
 #   make bench-soak           bench/soak
+#   make bench-import         bench/import: 100,000 units with their properties and buildings, imported with `gable import`
 #   make bench-quick          bench/quick: the hot paths at small sizes, against bench/baseline.md (< 5 min)
 #   make bench-console        bench/console: the console's list page with 100,000 leases (goal: ≤ 50 ms at the median)
 #   make bench-floor          bench/floor: Gable's reads beside the same reads with nothing of Gable in them
@@ -23,7 +24,7 @@ SHELL := /bin/bash
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 ARGS ?=
 
-.PHONY: help install install-tools install-runtime-tools build release run watch test ci lint audit generate bench bench-quick bench-console bench-floor bench-writes bench-webhooks bench-payments bench-soak bench-embed lint-scripts
+.PHONY: help install install-tools install-runtime-tools build release run watch test ci lint audit generate bench bench-quick bench-console bench-floor bench-writes bench-webhooks bench-payments bench-soak bench-import bench-embed lint-scripts
 
 help:
 	@echo "make run [ARGS=...]   install runtime tools, .ci/build-site --release, run target/release/gable serve ARGS"
@@ -139,6 +140,9 @@ bench-payments:
 
 bench-soak:
 	exec bash bench/soak
+
+bench-import:
+	exec bash bench/import
 
 bench-quick:
 	exec bash bench/quick

@@ -67,11 +67,15 @@ pub struct RowError {
     /// A stable code: `malformed_row`, `invalid_value`, `unknown_column`, … or the API's.
     pub code: String,
     pub message: String,
+    /// The row's collection and own external id, where the line was read that far (the
+    /// error report names the row by them).
+    pub collection: Option<&'static str>,
+    pub external_id: Option<String>,
 }
 
 impl RowError {
     pub fn new(line: u64, field: Option<&str>, code: &str, message: impl Into<String>) -> RowError {
-        RowError { line, field: field.map(String::from), code: code.into(), message: message.into() }
+        RowError { line, field: field.map(String::from), code: code.into(), message: message.into(), collection: None, external_id: None }
     }
 }
 
@@ -178,6 +182,19 @@ fn column(c: &'static Collection, name: &str) -> Result<Column, String> {
 static METADATA: crate::domain::registry::Field = crate::domain::registry::Field::new("metadata", Ty::Metadata);
 
 fn row_of(c: &'static Collection, columns: &[Column], record: &csv::StringRecord, line: u64) -> Result<Row, RowError> {
+    row_body(c, columns, record, line).map_err(|mut e| {
+        // A row with a bad cell is still named by its collection and external id.
+        e.collection = Some(c.name);
+        e.external_id = columns
+            .iter()
+            .zip(record.iter())
+            .find(|(col, cell)| col.name == BY_EXTERNAL_ID && !cell.is_empty())
+            .map(|(_, cell)| cell.to_string());
+        e
+    })
+}
+
+fn row_body(c: &'static Collection, columns: &[Column], record: &csv::StringRecord, line: u64) -> Result<Row, RowError> {
     let mut body = Map::new();
     for (column, cell) in columns.iter().zip(record.iter()) {
         if cell.is_empty() {

@@ -174,6 +174,8 @@ struct Seen {
 /// What the upload has read so far.
 #[derive(Default)]
 struct Tally {
+    /// The collection the upload names for every row, if it does.
+    file_collection: Option<&'static str>,
     total: u64,
     invalid: u64,
     collections: Vec<&'static str>,
@@ -236,7 +238,7 @@ impl Operations {
         let made = w.create_with(c, &body, set).await?.record;
         w.commit().await?;
         let scope = Scope { tenant: actor.scope.tenant, livemode: actor.scope.livemode, properties: None };
-        let mut tally = Tally::default();
+        let mut tally = Tally { file_collection: upload.collection.map(|c| c.name), ..Tally::default() };
         let read = async {
             let mut next = first;
             while let Some(chunk) = next {
@@ -307,13 +309,9 @@ impl Operations {
                         return Err(f);
                     }
                     tally.invalid += 1;
-                    keep.push(NewRow {
-                        line: e.line,
-                        collection: "",
-                        external_id: None,
-                        body: Json::Null,
-                        errors: Some(json!([row_error_json(&e)])),
-                    });
+                    let errors = Some(json!([row_error_json(&e)]));
+                    let collection = e.collection.or(tally.file_collection).unwrap_or("");
+                    keep.push(NewRow { line: e.line, collection, external_id: e.external_id.clone(), body: Json::Null, errors });
                     continue;
                 }
             };

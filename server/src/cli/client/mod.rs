@@ -39,12 +39,10 @@ pub enum ClientCommand {
         #[command(subcommand)]
         command: logs::LogsCommand,
     },
-    /// Brings records in from files: `gable import template COLLECTION` prints a
-    /// collection's CSV template.
-    Import {
-        #[command(subcommand)]
-        command: import::ImportCommand,
-    },
+    /// Brings records in from a file: `gable import FILE --collection units` checks every
+    /// row, then writes them (`--dry-run`: checks only); `gable import template COLLECTION`
+    /// prints a collection's CSV template.
+    Import(import::ImportArgs),
 }
 
 /// Which Gable and which key a command uses. Each setting comes from its flag, else its
@@ -72,7 +70,7 @@ pub async fn run(command: ClientCommand) -> anyhow::Result<()> {
         ClientCommand::Listen(args) => listen::run(args).await,
         ClientCommand::Trigger(args) => trigger::run(args).await,
         ClientCommand::Logs { command } => logs::run(command).await,
-        ClientCommand::Import { command } => import::run(command).await,
+        ClientCommand::Import(args) => import::run(args).await,
     }
 }
 
