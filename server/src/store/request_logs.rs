@@ -150,17 +150,24 @@ pub async fn events_of(tx: &mut Tx, requests: &[(Uuid, bool, Uuid)], per_request
     if requests.is_empty() {
         return Ok(found);
     }
-    // One equality group per tenant environment: each a walk of the `events_request_id` index.
+    // One equality group per tenant environment: each a walk of the `events_request_id`
+    // index. Sorted here, not in SQL: with an ORDER BY, SQLite's planner (without
+    // statistics for a table that was empty when they were gathered) walked the tenant's
+    // `events_created` index instead, reading every event of the tenant for each batch of
+    // the log; its cost grew with the events table and slowed a whole soak minute by
+    // minute (docs/benchmarks.md, "The log on and off").
     let any = values_in("request_id", requests.iter().copied());
-    let sel = Query::select()
-        .columns(["request_id", "id"].map(a))
-        .from(a("events"))
-        .cond_where(any)
-        .order_by(a("created_at"), Order::Asc)
-        .order_by(a("id"), Order::Asc)
-        .to_owned();
+    let sel = Query::select().columns(["request_id", "id", "created_at"].map(a)).from(a("events")).cond_where(any).to_owned();
+    let mut rows = vec![];
     for row in tx.fetch_all(&sel).await? {
-        let (Some(request), Some(id)) = (row.opt_uuid("request_id")?, row.opt_uuid("id")?) else { continue };
+        let (Some(request), Some(id), Some(at)) = (row.opt_uuid("request_id")?, row.opt_uuid("id")?, row.opt_datetime("created_at")?)
+        else {
+            continue;
+        };
+        rows.push((at, id, request));
+    }
+    rows.sort_unstable();
+    for (_, id, request) in rows {
         let ids = found.entry(request).or_default();
         if ids.len() < per_request {
             ids.push(id);
