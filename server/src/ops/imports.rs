@@ -361,21 +361,27 @@ impl Operations {
         if wanted.is_empty() {
             return Ok(HashMap::new());
         }
-        self.store
-            .in_tenant(scope.tenant, scope.livemode, Intent::Read, async |tx| {
-                let mut found = HashMap::new();
-                for (name, ids) in wanted {
-                    let c = named(name)?;
-                    for rec in records::by_external_ids(tx, scope, c, ids.into_iter().collect()).await? {
-                        if let Some(ext) = rec.get(BY_EXTERNAL_ID).as_str().map(str::to_string) {
-                            found.insert((name, ext), rec);
-                        }
-                    }
-                }
-                Ok(found)
-            })
-            .await
+        self.store.in_tenant(scope.tenant, scope.livemode, Intent::Read, async |tx| by_external_id(tx, scope, wanted).await).await
     }
+}
+
+/// The records of each collection whose external ids are `wanted`, a query per collection:
+/// `(collection, external id) → record`. The upload's references and the commit's matches.
+async fn by_external_id(
+    tx: &mut crate::store::Tx,
+    scope: &Scope,
+    wanted: HashMap<&'static str, HashSet<String>>,
+) -> Result<HashMap<(&'static str, String), Record>> {
+    let mut found = HashMap::new();
+    for (name, ids) in wanted {
+        let c = named(name)?;
+        for rec in records::by_external_ids(tx, scope, c, ids.into_iter().collect()).await? {
+            if let Some(ext) = rec.get(BY_EXTERNAL_ID).as_str().map(str::to_string) {
+                found.insert((name, ext), rec);
+            }
+        }
+    }
+    Ok(found)
 }
 
 fn taken_fault(fault: &Arc<Mutex<Option<Error>>>) -> Option<Error> {
@@ -572,15 +578,7 @@ async fn write_rows(w: &mut Work, rows: &[StoredRow]) -> Result<std::result::Res
             }
         }
     }
-    let mut known: HashMap<(&'static str, String), Record> = HashMap::new();
-    for (name, ids) in wanted {
-        let c = named(name)?;
-        for rec in records::by_external_ids(&mut w.tx, &scope, c, ids.into_iter().collect()).await? {
-            if let Some(ext) = rec.get(BY_EXTERNAL_ID).as_str().map(str::to_string) {
-                known.insert((name, ext), rec);
-            }
-        }
-    }
+    let mut known = by_external_id(&mut w.tx, &scope, wanted).await?;
     let mut done = Written::default();
     for row in rows {
         done.rows += 1;
