@@ -20,7 +20,7 @@ use super::errors::{self, with_errors};
 use super::parts::{
     filter_parameter, filter_schema_name, id_parameter, idempotency_parameter, operation, query, success, version_parameter,
 };
-use super::schemas::{enum_schema_name, field_schema, field_schema_as, secret_on_create, ty_schema, unique_schema_name, Side};
+use super::schemas::{enum_schema_name, field_schema, field_schema_as, secret_on_create, ty_schema, unique_schema_name, Side, NO_NUL};
 use utoipa::openapi::security::SecurityRequirement;
 
 use super::{a_record, offers, pascal, schema_ref, with_standard_headers};
@@ -454,7 +454,14 @@ fn filter_properties(c: &Collection, f: &Field) -> Vec<(String, RefOr<Schema>)> 
             "in" | "nin" => schema_ref(&list_schema(c, f).0),
             "exists" => ObjectBuilder::new().schema_type(Type::Boolean).build().into(),
             "contains" => {
-                ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)).max_length(Some(list::MAX_CONTAINS)).build().into()
+                // No U+0000, as no query value may hold it (`domain::answer`).
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(1))
+                    .max_length(Some(list::MAX_CONTAINS))
+                    .pattern(Some(NO_NUL))
+                    .build()
+                    .into()
             }
             _ => value.clone(),
         };
