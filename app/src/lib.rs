@@ -64,6 +64,10 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("developers/errors") view=pages::developers::ErrorsPage/>
                     <Route path=path!("developers/tail") view=pages::developers::TailPage/>
                     <Route path=path!("developers/find") view=pages::developers::FindPage/>
+                    // Imports are a collection shown on pages of their own (before the portfolio's).
+                    <Route path=path!("imports") view=pages::imports::ImportsPage/>
+                    <Route path=path!("imports/new") view=pages::imports::NewImportPage/>
+                    <Route path=path!("imports/:id") view=pages::imports::ImportPage/>
                     // The portfolio: every collection of the areas, after the pages above,
                     // whose names are no collection's (`accounts::records::ELSEWHERE`).
                     <Route path=path!(":collection") view=pages::records::ListPage/>

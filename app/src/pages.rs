@@ -11,6 +11,7 @@ use leptos_router::components::A;
 pub mod components;
 pub mod console;
 pub mod developers;
+pub mod imports;
 pub mod oauth;
 pub mod record_form;
 pub mod records;

@@ -7,6 +7,7 @@
 //! `Caller`).
 
 mod developers;
+mod imports;
 mod oauth;
 mod records;
 mod sandbox;
@@ -16,6 +17,7 @@ mod team;
 mod webhooks;
 
 pub use developers::*;
+pub use imports::*;
 pub use oauth::*;
 pub use records::*;
 pub use sandbox::*;
@@ -26,6 +28,13 @@ pub use webhooks::*;
 
 #[cfg(feature = "ssr")]
 pub use ssr::{session_token_in, Caller, ConsoleConfig};
+
+/// The CSRF check of a form that is not a server function's (the import upload).
+#[cfg(feature = "ssr")]
+pub fn csrf_matches(me: &crate::service::Me, csrf: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    bool::from(me.csrf.as_bytes().ct_eq(csrf.as_bytes()))
+}
 
 /// Sets the field a form's refusal names apart from its message (`ssr::form_error`).
 pub const FIELD_MARK: char = '\u{1}';
@@ -119,8 +128,7 @@ mod ssr {
     /// Like `signed_in`, and the form's CSRF token must be the session's.
     pub async fn signed_in_with(csrf: &str) -> Result<(Console, Me), ServerFnError> {
         let (console, me) = signed_in().await?;
-        use subtle::ConstantTimeEq;
-        if !bool::from(me.csrf.as_bytes().ct_eq(csrf.as_bytes())) {
+        if !super::csrf_matches(&me, csrf) {
             return Err(ServerFnError::ServerError("This form has expired. Reload the page and try again.".into()));
         }
         Ok((console, me))

@@ -37,6 +37,7 @@ pub fn ConsoleLayout() -> impl IntoView {
                             {me.can_read_all().then(|| view! { <A href="/console/oauth-apps">"OAuth apps"</A> })}
                             <A href="/console/connected-apps">"Connected apps"</A>
                             <A href="/console/sandbox">"Sandbox"</A>
+                            {me.can_read("imports").then(|| view! { <A href="/console/imports">"Imports"</A> })}
                             {me.can_read("users").then(|| view! { <A href="/console/team">"Team"</A> })}
                         </nav>
                         {me.can_read("request-logs").then(|| view! { <FindRequest/> })}
@@ -102,6 +103,7 @@ fn AreasNav() -> impl IntoView {
 pub fn Overview() -> impl IntoView {
     let me = me();
     let (see_keys, see_webhooks, see_team) = (me.can_read_all(), me.can_read("webhooks"), me.can_read("users"));
+    let import = me.can_write("imports");
     let accounts = Resource::new(|| (), |_| list_service_accounts());
     let env = if me.livemode { "live" } else { "test" };
     view! {
@@ -133,6 +135,14 @@ pub fn Overview() -> impl IntoView {
                 text="Have Gable tell your software when something happens: a lease signed, a payment received, a work order completed."
                 href="/console/webhooks"
                 link="Webhooks"
+            />
+        })}
+        {import.then(|| view! {
+            <LinkCard
+                title="Bring your portfolio in"
+                text="Import properties, units, leases and more from spreadsheets or another system's export: every row is checked before anything is written."
+                href="/console/imports/new"
+                link="Import a file"
             />
         })}
         {see_team.then(|| view! {

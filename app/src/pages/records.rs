@@ -68,7 +68,7 @@ fn sorted_href(name: &str, query: &[(String, String)], sort: &str) -> String {
 }
 
 /// Percent-encodes a query component (everything but unreserved characters).
-fn encode(s: &str) -> String {
+pub(crate) fn encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
@@ -121,7 +121,12 @@ fn ListBody(view: ListView) -> impl IntoView {
         {developers.map(|current| view! { <DevelopersNav current/> })}
         <div class="page-head">
             <h1 id="list-title">{info.label.clone()}</h1>
-            {info.can_create.then(|| view! { <A href=new_href.clone() attr:class="button primary" attr:id="new-record">{format!("New {}", info.singular)}</A> })}
+            <div class="inline">
+                {info.can_import.then(|| view! {
+                    <A href=format!("/console/imports/new?collection={}", info.name) attr:class="button" attr:id="import-records">"Import a file"</A>
+                })}
+                {info.can_create.then(|| view! { <A href=new_href.clone() attr:class="button primary" attr:id="new-record">{format!("New {}", info.singular)}</A> })}
+            </div>
         </div>
         <p class="lede">{info.doc.clone()}</p>
         <section class="toolbar" aria-label="Search and filters">

@@ -10,6 +10,7 @@
 //! errors (`ConsoleError`) and the `Console` that holds the areas' services.
 
 mod developers;
+mod imports;
 mod oauth;
 mod records;
 mod sandbox;
@@ -19,6 +20,7 @@ mod team;
 mod webhooks;
 
 pub use developers::*;
+pub use imports::*;
 pub use oauth::*;
 pub use records::*;
 pub use sandbox::*;
@@ -57,6 +59,11 @@ impl Me {
         self.permissions
             .iter()
             .any(|p| p == "*" || p == "*:read" || p.strip_prefix(collection).is_some_and(|rest| rest == ":read" || rest == ":write"))
+    }
+
+    /// Whether the role writes `collection` (`{collection}:write` or `*`), to leave forms out.
+    pub fn can_write(&self, collection: &str) -> bool {
+        self.permissions.iter().any(|p| p == "*" || p.strip_prefix(collection).is_some_and(|rest| rest == ":write"))
     }
 
     /// Whether the role reads everything (`*:read` or `*`): what the API-access pages need.
@@ -133,11 +140,14 @@ mod ssr {
         pub oauth_apps: Arc<dyn OAuthApps>,
         pub records: Arc<dyn Records>,
         pub developers: Arc<dyn Developers>,
+        pub imports: Arc<dyn Imports>,
     }
 
     impl Console {
         /// Every area served by one implementation (the server's `ConsoleService`).
-        pub fn of<S: Sessions + ServiceAccounts + Team + Webhooks + Sandbox + OAuthApps + Records + Developers>(service: Arc<S>) -> Self {
+        pub fn of<S: Sessions + ServiceAccounts + Team + Webhooks + Sandbox + OAuthApps + Records + Developers + Imports>(
+            service: Arc<S>,
+        ) -> Self {
             Console {
                 sessions: service.clone(),
                 service_accounts: service.clone(),
@@ -146,7 +156,8 @@ mod ssr {
                 sandbox: service.clone(),
                 oauth_apps: service.clone(),
                 records: service.clone(),
-                developers: service,
+                developers: service.clone(),
+                imports: service,
             }
         }
     }

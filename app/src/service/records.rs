@@ -147,6 +147,8 @@ pub struct CollectionInfo {
     pub can_delete: bool,
     /// The role may run this collection's actions.
     pub can_act: bool,
+    /// Files of it can be imported, and the role may (`imports:write` and its write).
+    pub can_import: bool,
     /// A fresh key for a form drawn from this description (`RecordForm::once`).
     pub once: String,
 }

@@ -22,8 +22,10 @@
 //!   by staff through the operations (`Records`)
 //! - `developers`: an API call as a person reads it, the errors overview, the live tail
 //!   (`Developers`)
+//! - `imports`: bulk import's upload, column mapping, errors by row, commit (`Imports`)
 
 mod developers;
+mod imports;
 pub mod oauth_apps;
 pub mod passwords;
 pub mod records;

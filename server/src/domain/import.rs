@@ -17,6 +17,7 @@
 //! What cannot be read (not UTF-8, a malformed line, a header naming nothing) is a
 //! [`RowError`] naming the line, so a file's problems are reported all at once.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 
 use serde_json::{Map, Value as Json};
@@ -79,9 +80,23 @@ impl RowError {
     }
 }
 
+/// How a CSV's header row becomes its columns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Header {
+    /// The header names the columns as the API does (`number`, `address.city`,
+    /// `property_id.external_id`): the API's and the CLI's uploads.
+    #[default]
+    AsWritten,
+    /// The console's mapping, by the column's position (0 is the first): the column fills
+    /// the path chosen for it, or nothing (`None`: left out). A column with no choice is
+    /// matched by its name ([`suggest`]), and taken as written when nothing matches.
+    Chosen(BTreeMap<usize, Option<String>>),
+}
+
 /// A column of a CSV header: the field it fills and the path inside it.
 #[derive(Debug, Clone)]
 struct Column {
+    /// What it fills, as the API names it (`address.city`).
     name: String,
     field: &'static crate::domain::registry::Field,
     /// The keys below the field (`["city"]` for `address.city`); empty for the field itself.
@@ -92,31 +107,46 @@ struct Column {
 pub struct CsvRows<R: Read> {
     collection: &'static Collection,
     reader: csv::Reader<R>,
-    columns: Vec<Column>,
+    /// One per column of the file; `None` for a column left out.
+    columns: Vec<Option<Column>>,
 }
 
 impl<R: Read> CsvRows<R> {
     /// Reads the header; a header that names no field of the collection (or names one
     /// twice) is the file's error, at line 1.
-    pub fn new(collection: &'static Collection, input: R) -> Result<CsvRows<R>, RowError> {
+    pub fn new(collection: &'static Collection, input: R, mapping: &Header) -> Result<CsvRows<R>, RowError> {
         let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(input);
         let header = reader.headers().map_err(|e| read_error(&e, 1))?.clone();
-        let mut columns: Vec<Column> = vec![];
-        for raw in header.iter() {
+        let mut columns: Vec<Option<Column>> = vec![];
+        for (at, raw) in header.iter().enumerate() {
             // A spreadsheet's byte-order mark is not part of the first name.
             let name = raw.trim_start_matches('\u{feff}').trim().to_string();
-            let column = column(collection, &name).map_err(|why| RowError::new(1, Some(&name), "unknown_column", why))?;
-            if columns.iter().any(|c| c.name == name) {
-                return Err(RowError::new(1, Some(&name), "duplicate_column", format!("the header names `{name}` twice")));
+            let target = match mapping {
+                Header::AsWritten => Some(name.clone()),
+                Header::Chosen(chosen) => match chosen.get(&at) {
+                    Some(choice) => choice.clone(),
+                    None => Some(suggest(collection, &name).unwrap_or_else(|| name.clone())),
+                },
+            };
+            let Some(target) = target else {
+                columns.push(None);
+                continue;
+            };
+            // The file's own name for the column, and what it fills when that differs.
+            let called = if target == name { format!("`{name}`") } else { format!("`{name}` (as `{target}`)") };
+            let column = column(collection, &target).map_err(|why| RowError::new(1, Some(&name), "unknown_column", why))?;
+            if columns.iter().flatten().any(|c| c.name == column.name) {
+                return Err(RowError::new(1, Some(&name), "duplicate_column", format!("the header names {called} twice")));
             }
-            columns.push(column);
+            columns.push(Some(column));
         }
-        if columns.is_empty() {
+        let named: Vec<&Column> = columns.iter().flatten().collect();
+        if named.is_empty() {
             return Err(RowError::new(1, None, "empty_header", "the file has no header row naming its columns"));
         }
         // A field is given whole (`address`, as JSON text) or in parts (`address.city`).
         if let Some(whole) =
-            columns.iter().find(|w| w.path.is_empty() && columns.iter().any(|p| !p.path.is_empty() && p.field.name == w.field.name))
+            named.iter().find(|w| w.path.is_empty() && named.iter().any(|p| !p.path.is_empty() && p.field.name == w.field.name))
         {
             return Err(RowError::new(1, Some(&whole.name), "duplicate_column", format!("`{}` is named whole and in parts", whole.name)));
         }
@@ -181,22 +211,23 @@ fn column(c: &'static Collection, name: &str) -> Result<Column, String> {
 /// `metadata`, which collections have without declaring it as a field.
 static METADATA: crate::domain::registry::Field = crate::domain::registry::Field::new("metadata", Ty::Metadata);
 
-fn row_of(c: &'static Collection, columns: &[Column], record: &csv::StringRecord, line: u64) -> Result<Row, RowError> {
+fn row_of(c: &'static Collection, columns: &[Option<Column>], record: &csv::StringRecord, line: u64) -> Result<Row, RowError> {
     row_body(c, columns, record, line).map_err(|mut e| {
         // A row with a bad cell is still named by its collection and external id.
         e.collection = Some(c.name);
         e.external_id = columns
             .iter()
             .zip(record.iter())
-            .find(|(col, cell)| col.name == BY_EXTERNAL_ID && !cell.is_empty())
+            .find(|(col, cell)| col.as_ref().is_some_and(|col| col.name == BY_EXTERNAL_ID) && !cell.is_empty())
             .map(|(_, cell)| cell.to_string());
         e
     })
 }
 
-fn row_body(c: &'static Collection, columns: &[Column], record: &csv::StringRecord, line: u64) -> Result<Row, RowError> {
+fn row_body(c: &'static Collection, columns: &[Option<Column>], record: &csv::StringRecord, line: u64) -> Result<Row, RowError> {
     let mut body = Map::new();
     for (column, cell) in columns.iter().zip(record.iter()) {
+        let Some(column) = column else { continue };
         if cell.is_empty() {
             continue;
         }
@@ -391,6 +422,84 @@ pub fn template(c: &'static Collection) -> Option<Vec<(String, String)>> {
     Some(columns)
 }
 
+/// The columns a CSV of a collection can have, as the API names them: the template's
+/// (an external id, a reference by external id, an address in parts) and each reference
+/// by Gable's own id. What the console's mapping offers for a column.
+pub fn column_choices(c: &'static Collection) -> Vec<String> {
+    let mut choices: Vec<String> = template(c).unwrap_or_default().into_iter().map(|(name, _)| name).collect();
+    for f in crate::domain::validate::create_fields(c).filter(|f| matches!(f.ty, Ty::Ref(_))) {
+        if let Some(at) = choices.iter().position(|name| name.split('.').next() == Some(f.name)) {
+            choices.insert(at + 1, f.name.to_string());
+        }
+    }
+    choices
+}
+
+/// The column a header most likely means, for the console to offer first: the API's own
+/// name as written (`number`, `address.city`, `property_id`); else a name for people,
+/// compared without case, spaces or punctuation (`Unit number`, `Bedrooms`), where a
+/// reference (`Property`, `Property ID`) is another system's id, so the record's external
+/// id, and an address's parts go by their usual names (`Street`, `ZIP`, `State`). `None`
+/// when nothing fits.
+pub fn suggest(c: &'static Collection, header: &str) -> Option<String> {
+    let header = header.trim_start_matches('\u{feff}').trim();
+    if column(c, header).is_ok() {
+        return Some(header.to_string());
+    }
+    let key = compact(header);
+    if key.is_empty() {
+        return None;
+    }
+    let own = compact(c.object);
+    // `Unit number` in a file of units means `number`.
+    let keys: Vec<&str> = [Some(key.as_str()), key.strip_prefix(own.as_str()).filter(|k| !k.is_empty())].into_iter().flatten().collect();
+    let is = |names: &[&str]| keys.iter().any(|k| names.iter().any(|n| compact(n) == *k));
+    if importable(c) && is(&["id", "external_id", "external_ref", "reference", "ref", "legacy_id", "old_id", "source_id"]) {
+        return Some(BY_EXTERNAL_ID.into());
+    }
+    for f in crate::domain::validate::create_fields(c) {
+        match f.ty {
+            Ty::Metadata => {}
+            Ty::Ref(_) => {
+                let base = f.name.strip_suffix("_id").unwrap_or(f.name);
+                let by_external =
+                    [f.name, base, &format!("{base}_external_id"), &format!("{base}_ref"), &format!("{}_external_id", f.name)]
+                        .map(String::from);
+                if is(&by_external.iter().map(String::as_str).collect::<Vec<_>>()) {
+                    return Some(format!("{}.{BY_EXTERNAL_ID}", f.name));
+                }
+            }
+            Ty::Json(JsonShape::Address) => {
+                for (part, names) in ADDRESS_NAMES {
+                    let prefixed: Vec<String> = names.iter().chain([part]).map(|n| format!("{}_{n}", f.name)).collect();
+                    if is(names) || is(&[part]) || is(&prefixed.iter().map(String::as_str).collect::<Vec<_>>()) {
+                        return Some(format!("{}.{part}", f.name));
+                    }
+                }
+            }
+            _ if is(&[f.name]) => return Some(f.name.to_string()),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// An address's parts and the other names files give them.
+const ADDRESS_NAMES: &[(&str, &[&str])] = &[
+    ("line1", &["street", "street_address", "address", "address_line_1", "address1", "line_1"]),
+    ("line2", &["address_line_2", "address2", "line_2", "street_2"]),
+    ("city", &["town"]),
+    ("region", &["state", "province", "county"]),
+    ("postal_code", &["zip", "zip_code", "postcode", "post_code"]),
+    ("country", &["country_code"]),
+];
+
+/// A name without case, spaces or punctuation: `Postal Code`, `postal_code` and
+/// `postalCode` are one.
+fn compact(name: &str) -> String {
+    name.chars().filter(char::is_ascii_alphanumeric).map(|ch| ch.to_ascii_lowercase()).collect()
+}
+
 /// `UNIT-1`: how a template's example rows name records by external id.
 fn example_external_id(collection_name: &str) -> String {
     let object = collection(collection_name).map(|c| c.object).unwrap_or(collection_name);
@@ -427,7 +536,7 @@ mod tests {
     use crate::domain::collections::named;
 
     fn csv_rows(c: &str, text: &str) -> Result<Vec<Result<Row, RowError>>, RowError> {
-        Ok(CsvRows::new(named(c).unwrap(), text.as_bytes())?.collect())
+        Ok(CsvRows::new(named(c).unwrap(), text.as_bytes(), &Header::AsWritten)?.collect())
     }
 
     #[test]
@@ -477,7 +586,7 @@ mod tests {
         let short = rows[1].clone().unwrap_err();
         assert_eq!((short.line, short.code.as_str()), (3, "malformed_row"));
         let latin1: &[u8] = b"number\nCaf\xe9\n";
-        let rows: Vec<_> = CsvRows::new(named("units").unwrap(), latin1).unwrap().collect();
+        let rows: Vec<_> = CsvRows::new(named("units").unwrap(), latin1, &Header::AsWritten).unwrap().collect();
         assert_eq!(rows[0].clone().unwrap_err().code, "invalid_encoding");
     }
 
@@ -531,6 +640,54 @@ mod tests {
         assert!(template(named("events").unwrap()).is_none() && template(named("users").unwrap()).is_none());
         let units: Vec<String> = template(named("units").unwrap()).unwrap().into_iter().map(|(h, _)| h).collect();
         assert_eq!(units[..3], ["external_id", "property_id.external_id", "number"]);
+    }
+
+    #[test]
+    fn a_header_for_people_is_matched_to_the_columns_it_means() {
+        let units = named("units").unwrap();
+        let props = named("properties").unwrap();
+        let guess = |c, h: &str| suggest(c, h);
+        // The API's names as written, including a reference by Gable's id.
+        assert_eq!(guess(units, "number").as_deref(), Some("number"));
+        assert_eq!(guess(units, "property_id").as_deref(), Some("property_id"));
+        assert_eq!(guess(props, "address.city").as_deref(), Some("address.city"));
+        // Names for people.
+        assert_eq!(guess(units, "Unit Number").as_deref(), Some("number"));
+        assert_eq!(guess(units, "Bedrooms").as_deref(), Some("bedrooms"));
+        assert_eq!(guess(units, "Property ID").as_deref(), Some("property_id.external_id"));
+        assert_eq!(guess(units, "property").as_deref(), Some("property_id.external_id"));
+        assert_eq!(guess(units, "ID").as_deref(), Some("external_id"));
+        assert_eq!(guess(props, "ZIP").as_deref(), Some("address.postal_code"));
+        assert_eq!(guess(props, "State").as_deref(), Some("address.region"));
+        assert_eq!(guess(props, "Street").as_deref(), Some("address.line1"));
+        assert_eq!(guess(units, "Floor plan colour"), None);
+        assert_eq!(guess(units, " "), None);
+    }
+
+    #[test]
+    fn a_chosen_mapping_renames_leaves_out_and_matches_the_rest() {
+        let units = named("units").unwrap();
+        let text = "Unit No,Notes,Property,Beds\n1A,corner,P-1,2\n";
+        // As written, the header is refused: the API's names only.
+        assert_eq!(CsvRows::new(units, text.as_bytes(), &Header::AsWritten).err().unwrap().code, "unknown_column");
+        let chosen = Header::Chosen(BTreeMap::from([(0, Some("number".to_string())), (1, None), (3, Some("bedrooms".to_string()))]));
+        let rows: Vec<_> = CsvRows::new(units, text.as_bytes(), &chosen).unwrap().collect();
+        assert_eq!(rows[0].clone().unwrap().body, json!({ "number": "1A", "property_id": { "external_id": "P-1" }, "bedrooms": 2 }));
+        // Two columns filling one field, or a choice that is no column, name the header.
+        let twice = Header::Chosen(BTreeMap::from([(0, Some("number".to_string())), (1, Some("number".to_string()))]));
+        let e = CsvRows::new(units, text.as_bytes(), &twice).err().unwrap();
+        assert_eq!((e.code.as_str(), e.field.as_deref()), ("duplicate_column", Some("Notes")));
+        assert!(e.message.contains("`Notes` (as `number`)"), "{e:?}");
+        let wrong = Header::Chosen(BTreeMap::from([(0, Some("number".to_string())), (1, Some("floors".to_string()))]));
+        assert_eq!(CsvRows::new(units, text.as_bytes(), &wrong).err().unwrap().field.as_deref(), Some("Notes"));
+        let none = Header::Chosen((0..4).map(|i| (i, None)).collect());
+        assert_eq!(CsvRows::new(units, text.as_bytes(), &none).err().unwrap().code, "empty_header");
+    }
+
+    #[test]
+    fn the_choices_of_a_column_are_the_templates_and_references_by_id() {
+        let choices = column_choices(named("units").unwrap());
+        assert_eq!(choices[..4], ["external_id", "property_id.external_id", "property_id", "number"]);
     }
 
     #[test]

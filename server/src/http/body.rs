@@ -17,11 +17,12 @@ pub const MAX_BODY: usize = 1 << 20;
 pub const UPLOAD_TIMEOUTS: u32 = 10;
 
 /// Whether a request's body is a file read as a stream rather than JSON held in memory:
-/// an import's upload (`POST /v1/imports`, `http::api::imports`). The layers that read
+/// an import's upload (`POST /v1/imports`, `http::api::imports`, and the console's form,
+/// `http::console`). The layers that read
 /// bodies whole (admission's chunked buffering, the request log, idempotency) let it
 /// through as a stream, with its own limit ([`limit_of`]) and time ([`UPLOAD_TIMEOUTS`]).
 pub fn is_upload(method: &axum::http::Method, path: &str) -> bool {
-    method == axum::http::Method::POST && path == "/v1/imports"
+    method == axum::http::Method::POST && (path == "/v1/imports" || path == gable_app::api::IMPORT_UPLOAD)
 }
 
 /// The largest body a request may send.

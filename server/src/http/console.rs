@@ -25,6 +25,10 @@ pub fn router(options: LeptosOptions, console: Console, config: ConsoleConfig) -
         let console = console.clone();
         move |headers: axum::http::HeaderMap| tail_stream(console.clone(), headers)
     };
+    let upload = {
+        let console = console.clone();
+        move |headers: axum::http::HeaderMap, form: axum::extract::Multipart| upload_import(console.clone(), headers, form)
+    };
     let context = move || {
         provide_context(console.clone());
         provide_context(config.clone());
@@ -32,6 +36,8 @@ pub fn router(options: LeptosOptions, console: Console, config: ConsoleConfig) -
     };
     Router::new()
         .route(gable_app::api::TAIL_STREAM, axum::routing::get(tail))
+        // The file is read as a stream within the import's own limit (`ops::imports`).
+        .route(gable_app::api::IMPORT_UPLOAD, axum::routing::post(upload).layer(axum::extract::DefaultBodyLimit::disable()))
         .leptos_routes_with_context(&options, routes, context, {
             let options = options.clone();
             move || gable_app::shell(options.clone())
@@ -101,6 +107,108 @@ async fn tail_stream(console: Console, headers: axum::http::HeaderMap) -> Respon
     // One event per call: the page adds each as it comes.
     let events = looks.flat_map(|batch| stream::iter(batch.into_iter().map(Ok::<_, std::convert::Infallible>)));
     Sse::new(events).keep_alive(KeepAlive::default()).into_response()
+}
+
+/// The upload form's post (`/console/imports/upload`, multipart): `csrf`, `collection`
+/// (empty for an NDJSON bundle), `columns` (the mapping chosen, as JSON pairs of a
+/// column's position and the column it fills or null), then `file`, read as it comes and
+/// handed to the engine. Answered with a redirect: to the new import's page, or back to
+/// the form with why the file was refused.
+async fn upload_import(console: Console, headers: axum::http::HeaderMap, mut form: axum::extract::Multipart) -> Response {
+    use axum::response::Redirect;
+    use gable_app::service::ImportUpload;
+
+    let Some(me) = signed_in(&console, &headers).await else {
+        return Redirect::to("/sign-in").into_response();
+    };
+    let mut csrf = String::new();
+    let mut upload = ImportUpload { collection: None, file_name: String::new(), ndjson: false, columns: vec![] };
+    let back = |upload: &ImportUpload, why: &str| {
+        let mut to = url::form_urlencoded::Serializer::new(String::new());
+        if let Some(c) = &upload.collection {
+            to.append_pair("collection", c);
+        }
+        to.append_pair("refused", why);
+        Redirect::to(&format!("/console/imports/new?{}", to.finish())).into_response()
+    };
+    loop {
+        let field = match form.next_field().await {
+            Ok(Some(field)) => field,
+            Ok(None) => return back(&upload, "Choose a file to import."),
+            Err(_) => return back(&upload, "The form could not be read; try again."),
+        };
+        let name = field.name().unwrap_or_default().to_string();
+        if name == "file" {
+            if !gable_app::api::csrf_matches(&me, &csrf) {
+                return back(&upload, "This form has expired. Reload the page and try again.");
+            }
+            upload.file_name = field.file_name().unwrap_or_default().to_string();
+            let lower = upload.file_name.to_ascii_lowercase();
+            let content_type = field.content_type().unwrap_or_default().to_ascii_lowercase();
+            upload.ndjson = upload.collection.is_none()
+                || [".ndjson", ".jsonl"].iter().any(|ext| lower.ends_with(ext))
+                || content_type.contains("ndjson");
+            if upload.file_name.is_empty() {
+                return back(&upload, "Choose a file to import.");
+            }
+            return match read_into_engine(&console, &me, upload.clone(), field).await {
+                Ok(id) => Redirect::to(&format!("/console/imports/{id}")).into_response(),
+                Err(e) => back(&upload, &e.to_string()),
+            };
+        }
+        let Ok(value) = field.text().await else { return back(&upload, "The form could not be read; try again.") };
+        match name.as_str() {
+            "csrf" => csrf = value,
+            "collection" => upload.collection = (!value.trim().is_empty()).then(|| value.trim().to_string()),
+            "columns" if !value.trim().is_empty() => match serde_json::from_str::<Vec<(usize, Option<String>)>>(&value) {
+                Ok(columns) => upload.columns = columns,
+                Err(_) => return back(&upload, "The column mapping could not be read; choose the file again."),
+            },
+            _ => {}
+        }
+    }
+}
+
+/// Streams a form's file part into the engine: the part is read here, on the request's
+/// task, and passed through a small channel to the reader the engine's blocking thread
+/// reads.
+async fn read_into_engine(
+    console: &Console,
+    me: &gable_app::service::Me,
+    upload: gable_app::service::ImportUpload,
+    mut file: axum::extract::multipart::Field<'_>,
+) -> Result<String, gable_app::service::ConsoleError> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<std::io::Result<axum::body::Bytes>>(4);
+    let chunks = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
+    let reader = tokio_util::io::SyncIoBridge::new(tokio_util::io::StreamReader::new(chunks));
+    let pump = async move {
+        loop {
+            let next = match file.chunk().await {
+                Ok(Some(bytes)) => Ok(bytes),
+                Ok(None) => break,
+                Err(e) => Err(std::io::Error::other(e.to_string())),
+            };
+            let failed = next.is_err();
+            if failed {
+                let _ = tx.send(next).await;
+                break;
+            }
+            if tx.send(next).await.is_err() {
+                // The engine refused the file and stopped reading: the rest is read and
+                // dropped, so the browser, still sending, gets the answer.
+                while let Ok(Some(_)) = file.chunk().await {}
+                break;
+            }
+        }
+    };
+    let (_, made) = futures_util::future::join(pump, console.imports.upload(me, upload, Box::new(reader))).await;
+    made
+}
+
+/// The signed-in user of a request's session cookie, if any.
+async fn signed_in(console: &Console, headers: &axum::http::HeaderMap) -> Option<gable_app::service::Me> {
+    let token = gable_app::api::session_token_in(headers)?;
+    console.sessions.session(&token).await.ok().flatten()
 }
 
 /// Refuses a state-changing request that a browser says came from another site. With

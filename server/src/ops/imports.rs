@@ -30,7 +30,7 @@ use uuid::Uuid;
 
 use super::{Actor, Operations, Work};
 use crate::domain::collections::{collection, named};
-use crate::domain::import::{self, importable, Format, Row, RowError, BY_EXTERNAL_ID};
+use crate::domain::import::{self, importable, Format, Header, Row, RowError, BY_EXTERNAL_ID};
 use crate::domain::reach::Scope;
 use crate::domain::record::Record;
 use crate::domain::registry::{Collection, Ty};
@@ -58,6 +58,9 @@ pub struct Upload {
     pub collection: Option<&'static Collection>,
     pub format: Format,
     pub file_name: Option<String>,
+    /// How a CSV's header becomes its columns: as written (the API), or as the console's
+    /// mapping chose.
+    pub header: Header,
 }
 
 /// What one call of the commit did.
@@ -134,11 +137,11 @@ type Chunk = std::result::Result<Vec<std::result::Result<Row, RowError>>, RowErr
 /// Reads `file` on a blocking thread, handing over chunks of [`BATCH`] rows.
 fn read_rows<R: Read + Send + 'static>(upload: &Upload, file: R, fault: Arc<Mutex<Option<Error>>>) -> tokio::sync::mpsc::Receiver<Chunk> {
     let (tx, rx) = tokio::sync::mpsc::channel::<Chunk>(2);
-    let (collection, format) = (upload.collection, upload.format);
+    let (collection, format, header) = (upload.collection, upload.format, upload.header.clone());
     tokio::task::spawn_blocking(move || {
         let file = Limited { inner: file, read: 0, fault };
         let rows: Box<dyn Iterator<Item = std::result::Result<Row, RowError>>> = match (format, collection) {
-            (Format::Csv, Some(c)) => match import::CsvRows::new(c, file) {
+            (Format::Csv, Some(c)) => match import::CsvRows::new(c, file, &header) {
                 Ok(rows) => Box::new(rows),
                 Err(e) => {
                     let _ = tx.blocking_send(Err(e));
@@ -160,6 +163,40 @@ fn read_rows<R: Read + Send + 'static>(upload: &Upload, file: R, fault: Arc<Mute
         }
     });
     rx
+}
+
+/// One error of a row, as the import's error report lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportError {
+    pub line: u64,
+    /// The row's collection and own external id, where the line was read that far.
+    pub collection: Option<String>,
+    pub external_id: Option<String>,
+    pub field: Option<String>,
+    pub code: String,
+    pub message: String,
+}
+
+impl ImportError {
+    pub fn to_json(&self) -> Json {
+        json!({
+            "object": "import_error",
+            "line": self.line,
+            "collection": self.collection,
+            "external_id": self.external_id,
+            "field": self.field,
+            "code": self.code,
+            "message": self.message,
+        })
+    }
+}
+
+/// A page of an import's error report: the errors of up to `limit` rows after a line, and
+/// whether rows with errors follow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorPage {
+    pub errors: Vec<ImportError>,
+    pub has_more: bool,
 }
 
 /// A row of the file by its collection and external id, as later rows may refer to it.
@@ -185,6 +222,38 @@ struct Tally {
 }
 
 impl Operations {
+    /// The rows with errors after `after_line` (at most `limit` rows, each with every
+    /// error it has), in line order: the error report of an import the actor may read
+    /// (another tenant's, or none, is `404` as any record).
+    pub async fn import_errors(&self, actor: &Actor, id: Uuid, after_line: u64, limit: u64) -> Result<ErrorPage> {
+        let c = imports()?;
+        actor.require(c, Access::Read)?;
+        self.read(actor, c, id, &Default::default()).await?;
+        let scope = actor.scope.clone();
+        let rows = self
+            .store
+            .in_tenant(scope.tenant, scope.livemode, Intent::Read, async |tx| {
+                stored::rows_from(tx, &scope, id, after_line + 1, limit + 1, true).await
+            })
+            .await?;
+        let has_more = rows.len() as u64 > limit;
+        let mut errors = vec![];
+        for row in rows.into_iter().take(limit as usize) {
+            for e in row.errors.as_ref().and_then(Json::as_array).into_iter().flatten() {
+                let text = |k: &str| e.get(k).and_then(Json::as_str).map(String::from);
+                errors.push(ImportError {
+                    line: row.line,
+                    collection: (!row.collection.is_empty()).then(|| row.collection.clone()),
+                    external_id: row.external_id.clone(),
+                    field: text("field"),
+                    code: text("code").unwrap_or_default(),
+                    message: text("message").unwrap_or_default(),
+                });
+            }
+        }
+        Ok(ErrorPage { errors, has_more })
+    }
+
     /// Makes an import from a file (`file`, read as a stream): every row read, checked and
     /// kept, no record written. Answers the import, `validated` with its counts, or refuses
     /// the upload (nothing kept) for what is wrong with the file as a whole.

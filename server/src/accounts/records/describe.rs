@@ -290,6 +290,7 @@ pub fn collection_info(c: &Collection, grants: &[String]) -> CollectionInfo {
             && c.fields.iter().any(|f| f.access == FieldAccessRule::Write),
         can_delete: write && c.writes == Writes::Full,
         can_act: write && workflow::machine(c.name).is_some(),
+        can_import: write && crate::domain::import::importable(c) && scopes::allows(grants, "imports", Access::Write),
         once: uuid::Uuid::new_v4().to_string(),
     }
 }

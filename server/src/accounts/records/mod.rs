@@ -13,8 +13,8 @@
 //! (`RecordForm::once`), reserved like an `Idempotency-Key` of the API for the signed-in
 //! user (`store::idempotency`), and the write and its stored answer commit together.
 
-mod describe;
-mod forms;
+pub(in crate::accounts) mod describe;
+pub(in crate::accounts) mod forms;
 pub(in crate::accounts) mod show;
 
 use gable_app::service::{
@@ -230,7 +230,7 @@ fn fingerprint(op: &str, c: &str, id: &str, form: &RecordForm) -> String {
 }
 
 /// Records, in the write's transaction, that `me` did `action` to `record` of `c`.
-async fn acted(
+pub(in crate::accounts) async fn acted(
     w: &mut crate::ops::Work,
     me: &Me,
     c: &Collection,
@@ -268,7 +268,7 @@ impl AccountService {
     /// its answer (an id) under the form's key; a second submit of the same form answers
     /// that id without writing again. A refused write gives the key up, so the corrected
     /// form can be sent again.
-    async fn once(
+    pub(in crate::accounts) async fn once(
         &self,
         me: &Me,
         actor: &Actor,

@@ -9,7 +9,7 @@ use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use futures_util::TryStreamExt;
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 use crate::domain::collections::{collection, named};
 use crate::domain::import::Format;
@@ -19,7 +19,6 @@ use crate::http::auth::Principal;
 use crate::http::envelope;
 use crate::http::state::ApiState;
 use crate::ops::imports::Upload;
-use crate::store::{imports as stored, Intent};
 
 pub fn router() -> Router<ApiState> {
     Router::new().route("/v1/imports/{id}/errors", get(errors))
@@ -81,14 +80,13 @@ fn what_is_uploaded(cred: &Principal, raw: Option<String>, headers: &axum::http:
                 .into(),
         )
     })?;
-    Ok(Upload { collection: target, format, file_name })
+    Ok(Upload { collection: target, format, file_name, header: Default::default() })
 }
 
 /// `GET /v1/imports/{id}/errors?limit=100&after_line=N`: the rows with errors, in line
 /// order, one entry per error.
 async fn errors(State(st): State<ApiState>, cred: Principal, Path(id): Path<String>, RawQuery(raw): RawQuery) -> Result<Response> {
-    let c = named("imports")?;
-    cred.actor.require(c, Access::Read)?;
+    cred.actor.require(named("imports")?, Access::Read)?;
     // As every record's path takes its id (`resources`, which reaches this module for uploads).
     let id = uuid::Uuid::parse_str(&id).map_err(|_| Error::parameter("id", "must be a uuid"))?;
     let mut limit = ERRORS_PAGE;
@@ -106,30 +104,7 @@ async fn errors(State(st): State<ApiState>, cred: Principal, Path(id): Path<Stri
             _ => return Err(Error::parameter(&k, "is not a parameter of this list; it takes `limit` and `after_line`")),
         }
     }
-    let scope = cred.actor.scope.clone();
-    // The import itself first: another tenant's, or none, is a 404 like any record's.
-    st.app.ops.read(&cred.actor, c, id, &Default::default()).await?;
-    let rows = st
-        .app
-        .store
-        .in_tenant(scope.tenant, scope.livemode, Intent::Read, async |tx| {
-            stored::rows_from(tx, &scope, id, after + 1, limit + 1, true).await
-        })
-        .await?;
-    let has_more = rows.len() as u64 > limit;
-    let mut data: Vec<Json> = vec![];
-    for row in rows.into_iter().take(limit as usize) {
-        for e in row.errors.as_ref().and_then(Json::as_array).into_iter().flatten() {
-            data.push(json!({
-                "object": "import_error",
-                "line": row.line,
-                "collection": (!row.collection.is_empty()).then_some(&row.collection),
-                "external_id": row.external_id,
-                "field": e.get("field"),
-                "code": e.get("code"),
-                "message": e.get("message"),
-            }));
-        }
-    }
-    Ok(envelope::list(&data, None, has_more))
+    let page = st.app.ops.import_errors(&cred.actor, id, after, limit).await?;
+    let data: Vec<Json> = page.errors.iter().map(|e| e.to_json()).collect();
+    Ok(envelope::list(&data, None, page.has_more))
 }

@@ -1,8 +1,10 @@
 //! The console's service (`gable::accounts::AccountService`) on both databases: accounts,
 //! sessions, throttling, service accounts, keys that work (and stop working) against
 //! `/v1` at once, roles, and tenant isolation. Time is moved, never slept through.
-//! The portfolio's pages (every collection, read and written by staff): `records`.
+//! The portfolio's pages (every collection, read and written by staff): `records`; bulk
+//! import's pages: `imports`.
 
+mod imports;
 mod records;
 
 use chrono::{Duration, Utc};
