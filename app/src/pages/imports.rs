@@ -539,15 +539,17 @@ fn Progress(
                         <input type="hidden" name="id" value=s.id.clone()/>
                         <input type="hidden" name="once" value=format!("{once}-commit")/>
                         {(s.invalid_rows > 0).then(|| view! {
-                            <label class="inline" for="skip-invalid">
+                            <label class="check" for="skip-invalid">
                                 <input type="checkbox" id="skip-invalid" name="skip_invalid"
                                     aria-invalid=move || error.get().and_then(|e| field_error(&e)).map(|_| "true")/>
                                 {format!(" Leave out the {} with errors", rows(s.invalid_rows))}
                             </label>
                         })}
-                        <button type="submit" class="primary" id="commit-import" disabled=move || commit.pending().get()>
-                            {format!("Import {}", rows(writable))}
-                        </button>
+                        <div class="action-row">
+                            <button type="submit" class="primary" id="commit-import" disabled=move || commit.pending().get()>
+                                {format!("Import {}", rows(writable))}
+                            </button>
+                        </div>
                     </ActionForm>
                     {move || error.get().map(|e| view! { <p class="form-error" role="alert" id="commit-error">{err_text(&e)}</p> })}
                 </section>
