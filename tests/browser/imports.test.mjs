@@ -13,6 +13,8 @@ import { describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { session } from './lib.mjs';
 
 const sess = session({ shotsSubdir: 'imports', stepLabel: 'imports step' });
@@ -48,6 +50,27 @@ async function onImportPage(p, what) {
   });
   await expectVisible(p, p.locator('#import-title'), `${what}: the import's title`);
   return new URL(p.url()).pathname.split('/').pop();
+}
+
+// axe-core lives in .tools/node/node_modules (NODE_PATH, exported by .ci/env), like playwright-core.
+function axeFile() {
+  try {
+    return createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+  } catch {
+    return path.join(sess.root, '.tools', 'node', 'node_modules', 'axe-core', 'axe.min.js');
+  }
+}
+
+/** Runs axe-core on the page shown; fails on serious or critical violations. */
+async function accessible(p, what) {
+  await p.addScriptTag({ path: axeFile() });
+  const found = await p.evaluate(async () => {
+    const { violations } = await window.axe.run(document, { resultTypes: ['violations'] });
+    return violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+  });
+  assert.deepEqual(found, [], `${what}: axe-core's serious and critical findings`);
 }
 
 async function count(p, name) {
@@ -101,6 +124,7 @@ describe(`Gable console imports in Chromium (${BACKEND})`, { concurrency: false 
     await page.focus('#map-7');
     await page.selectOption('#map-7', 'metadata.Notes');
     await shot(page, 'column-mapping');
+    await accessible(page, 'the upload form with its mapping');
     await page.click('#upload-import');
     const id = await onImportPage(page, 'the properties upload');
     assert.equal((await page.locator('#import-status').innerText()).trim(), 'validated');
@@ -133,6 +157,7 @@ describe(`Gable console imports in Chromium (${BACKEND})`, { concurrency: false 
     await expectVisible(page, bad, 'the bad row, by its line');
     assert.match(await bad.innerText(), /U-2[\s\S]*bedrooms[\s\S]*two/);
     await shot(page, 'units-errors');
+    await accessible(page, "an import's page with its errors");
     await settle(page, 'the units import');
     await page.click('#commit-import');
     await expectVisible(page, page.locator('#commit-error'), 'the refusal to import rows with errors unasked');
