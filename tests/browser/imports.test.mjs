@@ -3,8 +3,8 @@
 // downloads a template, uploads a spreadsheet whose own headers are mapped to fields (matched by
 // name, one changed by hand), sees every row checked, imports it and watches it end; uploads a
 // file with a bad row, sees the error by line, is refused until it leaves the row out; uploads
-// and is refused without WebAssembly too; and from the attacker's side, a read-only teammate and
-// another tenant reach nothing.
+// and is refused without WebAssembly too; and from the attacker's side, a read-only teammate
+// reaches nothing.
 //
 // Run through tests/browser/run.sh (see console.test.mjs for the environment it exports).
 // Screenshots go to $GABLE_SCREENSHOTS/imports/NN-<what>.png.
@@ -25,7 +25,6 @@ const RUN = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const password = (word) => `${word}-${randomBytes(9).toString('hex')}`;
 const owner = { company: `Birch Homes ${RUN}`, name: 'Ines Importer', email: `ines.${RUN}@example.com`, password: password('Birch-owner') };
 const viewer = { name: 'Vic Viewer', email: `vic.${RUN}@example.com`, password: password('Birch-viewer') };
-const stranger = { company: `Elm Lettings ${RUN}`, name: 'Eli Elsewhere', email: `eli.${RUN}@example.com`, password: password('Elm-owner') };
 
 // An export from another system: its own headers, one the matcher cannot place.
 const PROPERTIES = [
@@ -196,7 +195,9 @@ describe(`Gable console imports in Chromium (${BACKEND})`, { concurrency: false 
     await bare.close();
   });
 
-  step('a read-only teammate and another tenant reach nothing', async () => {
+  // Another tenant is the Rust tests' (console::imports): one more sign-up here would pass the
+  // server's sign-ups per address that all the browser files share (README, Pitfalls).
+  step('a read-only teammate reaches nothing', async () => {
     await addTeammate(page, viewer, 'Read-only staff');
     const vctx = await newContext({ viewport: { width: 1280, height: 900 } });
     const v = watch(await vctx.newPage(), 'viewer');
@@ -225,16 +226,6 @@ describe(`Gable console imports in Chromium (${BACKEND})`, { concurrency: false 
     }, csrf);
     assert.match(decodeURIComponent(landed), /refused=.*imports:write/, `the forged upload is refused: ${landed}`);
     await vctx.close();
-    sess.activePage = page;
-
-    const sctx = await newContext({ viewport: { width: 1280, height: 900 } });
-    const s = watch(await sctx.newPage(), 'stranger');
-    await signUp(s, stranger, 'stranger sign-up');
-    await goto(s, `/console/imports/${pending}`, "another tenant's import");
-    await expectVisible(s, s.locator('#import-error'), 'not found for another tenant');
-    await goto(s, '/console/imports', "the stranger's imports");
-    await expectVisible(s, s.locator('.empty', { hasText: 'No imports yet' }), 'no import of the other tenant listed');
-    await sctx.close();
     sess.activePage = page;
 
     // Nothing changed: the checked import is still waiting, and no unit 9Z exists.

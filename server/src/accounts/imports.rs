@@ -85,14 +85,18 @@ fn int(r: &Record, name: &str) -> i64 {
     r.get(name).as_i64().unwrap_or(0)
 }
 
-/// An import as the pages show it; `links` names the collections its rows are in that
-/// the actor reads.
-fn summary(actor: &Actor, r: &Record) -> ImportSummary {
-    let text = |name: &str| r.get(name).as_str().map(String::from);
-    let touched: Vec<&'static Collection> = match r.get("collections") {
+/// The collections an import's rows are in.
+fn touched(r: &Record) -> Vec<&'static Collection> {
+    match r.get("collections") {
         Val::Json(Json::Array(list)) => list.iter().filter_map(Json::as_str).filter_map(collection).collect(),
         _ => vec![],
-    };
+    }
+}
+
+/// An import as the pages show it (its collections linked where the actor reads them).
+fn summary(actor: &Actor, r: &Record) -> ImportSummary {
+    let text = |name: &str| r.get(name).as_str().map(String::from);
+    let touched = touched(r);
     let labels: Vec<String> = touched.iter().map(|c| describe::plural_label(c)).collect();
     let what = match (text("collection").and_then(|n| collection(&n)), labels.is_empty()) {
         (Some(c), _) => describe::plural_label(c),
@@ -245,12 +249,8 @@ impl Imports for AccountService {
             .map(|e| ImportErrorLine { line: e.line, external_id: e.external_id, field: e.field, code: e.code, message: e.message })
             .collect();
         let summary = summary(&actor, &record);
-        let touched: Vec<&'static Collection> = match record.get("collections") {
-            Val::Json(Json::Array(list)) => list.iter().filter_map(Json::as_str).filter_map(collection).collect(),
-            _ => vec![],
-        };
         let can_commit = imports().is_ok_and(|c| actor.require(c, Access::Write).is_ok())
-            && touched.iter().all(|c| actor.require(c, Access::Write).is_ok());
+            && touched(&record).iter().all(|c| actor.require(c, Access::Write).is_ok());
         Ok(ImportView { summary, errors, errors_after, more_errors_after, can_commit, once: Uuid::new_v4().to_string() })
     }
 

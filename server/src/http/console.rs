@@ -156,7 +156,7 @@ async fn upload_import(console: Console, headers: axum::http::HeaderMap, mut for
                 Err(e) => back(&upload, &e.to_string()),
             };
         }
-        let Ok(value) = field.text().await else { return back(&upload, "The form could not be read; try again.") };
+        let Some(value) = small_text(field).await else { return back(&upload, "The form could not be read; try again.") };
         match name.as_str() {
             "csrf" => csrf = value,
             "collection" => upload.collection = (!value.trim().is_empty()).then(|| value.trim().to_string()),
@@ -167,6 +167,21 @@ async fn upload_import(console: Console, headers: axum::http::HeaderMap, mut for
             _ => {}
         }
     }
+}
+
+/// The most a form field other than the file may hold (the mapping of 500 columns fits).
+const FORM_FIELD_BYTES: usize = 64 << 10;
+
+/// A form field's text, read up to [`FORM_FIELD_BYTES`]; `None` past it or if unreadable.
+async fn small_text(mut field: axum::extract::multipart::Field<'_>) -> Option<String> {
+    let mut read = Vec::new();
+    while let Some(chunk) = field.chunk().await.ok()? {
+        if read.len() + chunk.len() > FORM_FIELD_BYTES {
+            return None;
+        }
+        read.extend_from_slice(&chunk);
+    }
+    String::from_utf8(read).ok()
 }
 
 /// Streams a form's file part into the engine: the part is read here, on the request's

@@ -169,3 +169,49 @@ async fn a_file_that_is_not_one_is_refused_whole_and_leaves_nothing(app: &TestAp
     assert_eq!((app.count_rows("imports").await, app.count_rows("import_rows").await), (0, 0), "nothing of a refused file stays");
 }
 both!(a_file_that_is_not_one_is_refused_whole_and_leaves_nothing);
+
+/// `cancel` while the worker writes: it stops between batches, what was written stays, and
+/// nothing more is written afterwards (the batches are whole: every record written is
+/// counted, and the count does not move).
+async fn an_import_cancelled_while_it_writes_stops_between_batches(app: &TestApp) {
+    let t = app.tenant("Canceller").await;
+    let key = &t.test_key;
+    app.create(
+        key,
+        "properties",
+        json!({ "name": "Ash Court", "kind": "residential", "external_id": "P-1",
+            "address": { "line1": "1 Ash St", "city": "Leeds", "country": "GB" } }),
+    )
+    .await;
+    // 40 batches: far more than the worker writes in the moment before the cancel.
+    let mut csv = String::from("external_id,property_id.external_id,number\n");
+    for i in 0..20_000 {
+        csv.push_str(&format!("U-{i},P-1,{i}\n"));
+    }
+    let up = upload(app, key, "collection=units&file_name=many.csv", "text/csv", csv).await;
+    assert_eq!(up.status, 201, "{}", up.text);
+    let path = format!("/v1/imports/{}", up.body["data"]["id"].as_str().unwrap());
+    let committed = app.call(key, "POST", &format!("{path}/commit"), Some(json!({}))).await;
+    assert_eq!(committed.status, 200, "{}", committed.text);
+    // The worker is woken by the commit; let it write a little.
+    for _ in 0..100 {
+        let now = app.call(key, "GET", &path, None).await;
+        if now.body["data"]["processed_rows"].as_i64().unwrap_or(0) > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let cancelled = app.call(key, "POST", &format!("{path}/cancel"), Some(json!({}))).await;
+    assert_eq!(cancelled.status, 200, "{}", cancelled.text);
+    assert_eq!(cancelled.body["data"]["status"], "cancelled");
+    app.run_jobs().await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let end = app.call(key, "GET", &path, None).await.body["data"].clone();
+    assert_eq!(end["status"], "cancelled");
+    let written = end["processed_rows"].as_i64().unwrap();
+    assert!(written > 0 && written < 20_000 && written % 500 == 0, "stopped between batches: {written}");
+    assert_eq!(end["created"].as_i64().unwrap(), written);
+    let units = app.all_pages(key, "/v1/units?limit=100").await;
+    assert_eq!(units.len() as i64, written, "every record written is counted, and no more come");
+}
+both!(an_import_cancelled_while_it_writes_stops_between_batches);

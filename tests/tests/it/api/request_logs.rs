@@ -26,7 +26,7 @@ pub async fn logged(app: &TestApp, livemode: bool, key: &str, id: &str) -> Value
             return r.body["data"].clone();
         }
         assert_eq!(r.status, 404, "{}", r.text);
-        assert!(started.elapsed() < Duration::from_secs(15), "request {id} was not in the log within 15 s");
+        assert!(started.elapsed() < Duration::from_secs(30), "request {id} was not in the log within 30 s");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
