@@ -11,6 +11,7 @@ use axum::Router;
 use futures_util::TryStreamExt;
 use serde_json::Value as Json;
 
+use super::query;
 use crate::domain::collections::{collection, named};
 use crate::domain::import::Format;
 use crate::domain::scopes::Access;
@@ -27,10 +28,6 @@ pub fn router() -> Router<ApiState> {
 /// The error report's page size, by default and at most.
 const ERRORS_PAGE: u64 = 100;
 const ERRORS_PAGE_MAX: u64 = 1000;
-
-fn query_pairs(raw: Option<String>) -> Vec<(String, String)> {
-    raw.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default()
-}
 
 /// `POST /v1/imports?collection=units&file_name=units.csv`: `201` with the import, every
 /// row read and checked (`validated`), or the refusal of the file as a whole.
@@ -58,7 +55,7 @@ fn what_is_uploaded(cred: &Principal, raw: Option<String>, headers: &axum::http:
     cred.actor.require(c, Access::Write)?;
     let mut target = None;
     let mut file_name = None;
-    for (k, v) in query_pairs(raw) {
+    for (k, v) in query::pairs(raw) {
         match k.as_str() {
             "collection" => {
                 target = Some(collection(&v).ok_or_else(|| Error::parameter("collection", format!("there is no collection named `{v}`")))?)
@@ -87,11 +84,10 @@ fn what_is_uploaded(cred: &Principal, raw: Option<String>, headers: &axum::http:
 /// order, one entry per error.
 async fn errors(State(st): State<ApiState>, cred: Principal, Path(id): Path<String>, RawQuery(raw): RawQuery) -> Result<Response> {
     cred.actor.require(named("imports")?, Access::Read)?;
-    // As every record's path takes its id (`resources`, which reaches this module for uploads).
-    let id = uuid::Uuid::parse_str(&id).map_err(|_| Error::parameter("id", "must be a uuid"))?;
+    let id = query::record_id(&id)?;
     let mut limit = ERRORS_PAGE;
     let mut after = 0u64;
-    for (k, v) in query_pairs(raw) {
+    for (k, v) in query::pairs(raw) {
         match k.as_str() {
             "limit" => {
                 limit = v

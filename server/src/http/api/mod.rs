@@ -8,6 +8,7 @@ pub mod event_stream;
 pub mod flow;
 pub mod imports;
 pub mod openapi;
+mod query;
 pub mod request_log_stream;
 pub mod resources;
 pub mod sandbox;

@@ -58,7 +58,7 @@ pub fn router() -> Router<ApiState> {
 async fn stream_calls(State(st): State<ApiState>, cred: Principal, headers: HeaderMap, RawQuery(raw): RawQuery) -> Result<Response> {
     let c = named("request-logs")?;
     cred.actor.require(c, Access::Read)?;
-    let pairs: Vec<(String, String)> = raw.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default();
+    let pairs = super::query::pairs(raw);
     // The list's filters and fieldsets; its paging and order are the stream's own.
     if let Some((k, _)) = pairs.iter().find(|(k, _)| !(k.starts_with("filter[") || k.starts_with("fields["))) {
         return Err(Error::parameter(k, "is not a parameter of this stream; it takes the list's filter[…] and fields[…]"));

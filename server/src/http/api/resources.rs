@@ -7,8 +7,8 @@ use axum::extract::{FromRequest, Path, RawQuery, Request, State};
 use axum::http::{StatusCode, Uri};
 use axum::response::Response;
 use serde_json::json;
-use uuid::Uuid;
 
+use super::query;
 use crate::domain::answer::Answer;
 use crate::domain::collections::collection;
 use crate::domain::list::ListQuery;
@@ -28,18 +28,10 @@ fn resolve(name: &str) -> Result<&'static Collection> {
     collection(name).ok_or_else(|| Error::NotFound { message: format!("there is no collection named `{name}`"), param: None })
 }
 
-pub(super) fn parse_id(raw: &str) -> Result<Uuid> {
-    Uuid::parse_str(raw).map_err(|_| Error::parameter("id", "must be a uuid"))
-}
-
-fn query_pairs(raw: Option<String>) -> Vec<(String, String)> {
-    raw.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default()
-}
-
 /// The answer's shape (`fields[...]` and `expand[]`) of an operation that takes no other
 /// query parameter, its expansions checked against the credential before anything is read.
 fn answer_of(c: &'static Collection, cred: &Principal, raw: Option<String>) -> Result<Answer> {
-    let answer = Answer::parse(c, &query_pairs(raw))?;
+    let answer = Answer::parse(c, &query::pairs(raw))?;
     cred.actor.require_expand(&answer.expand)?;
     Ok(answer)
 }
@@ -54,7 +46,7 @@ async fn shaped(work: &mut Work, c: &'static Collection, rec: &Record, answer: &
 pub async fn list(State(st): State<ApiState>, cred: Principal, Path(resource): Path<String>, RawQuery(raw): RawQuery) -> Result<Response> {
     let c = resolve(&resource)?;
     cred.actor.require(c, Access::Read)?;
-    let mut q = ListQuery::parse(c, &query_pairs(raw))?;
+    let mut q = ListQuery::parse(c, &query::pairs(raw))?;
     // The fieldsets shape the answer only; the list reads the expansions.
     let fields = std::mem::take(&mut q.answer.fields);
     let page = st.app.ops.list(&cred.actor, c, q).await?;
@@ -70,7 +62,7 @@ pub async fn get(
 ) -> Result<Response> {
     let c = resolve(&resource)?;
     cred.actor.require(c, Access::Read)?;
-    let id = parse_id(&id)?;
+    let id = query::record_id(&id)?;
     let answer = answer_of(c, &cred, raw)?;
     let one = st.app.ops.read(&cred.actor, c, id, &answer.expand).await?;
     Ok(envelope::single_serialized(StatusCode::OK, c.object, &one.record.view_with(c, &answer.fields, &one.related)))
@@ -110,7 +102,7 @@ pub async fn update(
 ) -> Result<Response> {
     let c = resolve(&resource)?;
     check_offered(c, WriteOp::Update, &cred)?;
-    let id = parse_id(&id)?;
+    let id = query::record_id(&id)?;
     let answer = answer_of(c, &cred, raw)?;
     let JsonBody(body) = JsonBody::from_request(req, &()).await?;
     let mut work = st.app.ops.begin(&cred.actor).await?;
@@ -128,9 +120,9 @@ pub async fn delete(
 ) -> Result<Response> {
     let c = resolve(&resource)?;
     check_offered(c, WriteOp::Delete, &cred)?;
-    let id = parse_id(&id)?;
+    let id = query::record_id(&id)?;
     // A deletion answers with the id alone: nothing to shape or expand.
-    if let Some((k, _)) = query_pairs(raw).first() {
+    if let Some((k, _)) = query::pairs(raw).first() {
         return Err(Error::parameter(k, "is not a parameter of this operation"));
     }
     let rec = st.app.ops.delete(&cred.actor, c, id).await?;
@@ -161,7 +153,7 @@ pub async fn action(
     let machine = workflow::machine(c.name).ok_or_else(no_such)?;
     let act = machine.action(&action).ok_or_else(no_such)?;
     cred.actor.require(c, Access::Write)?;
-    let id = parse_id(&id)?;
+    let id = query::record_id(&id)?;
     let answer = answer_of(c, &cred, raw)?;
     let body = action_body(req).await?;
     let mut work = st.app.ops.begin(&cred.actor).await?;

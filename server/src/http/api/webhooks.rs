@@ -9,7 +9,8 @@ use axum::routing::post;
 use axum::Router;
 use serde_json::json;
 
-use super::resources::{action_body, parse_id};
+use super::query;
+use super::resources::action_body;
 use crate::domain::collections::named;
 use crate::error::{Error, Result};
 use crate::http::auth::Principal;
@@ -32,7 +33,7 @@ fn rendered(name: &str, rec: &crate::domain::record::Record) -> Result<serde_jso
 
 /// `200` with the webhook and its new `secret` (shown this once).
 async fn rotate_secret(State(st): State<ApiState>, cred: Principal, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
-    let id = parse_id(&id)?;
+    let id = query::record_id(&id)?;
     let body = action_body(req).await?;
     if let Some(k) = body.keys().next() {
         return Err(Error::validation(k.as_str(), "is not a parameter of this action; it takes no body"));
@@ -46,7 +47,7 @@ async fn rotate_secret(State(st): State<ApiState>, cred: Principal, idem: Idem, 
 
 /// `201` with the attempt written for the sample event.
 async fn test(State(st): State<ApiState>, cred: Principal, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
-    let id = parse_id(&id)?;
+    let id = query::record_id(&id)?;
     let body = action_body(req).await?;
     let mut w = st.app.ops.begin(&cred.actor).await?;
     let attempt = w.send_test_event(id, &body).await?;
@@ -56,7 +57,7 @@ async fn test(State(st): State<ApiState>, cred: Principal, idem: Idem, Path(id):
 
 /// `200` with how many events were queued again.
 async fn recover(State(st): State<ApiState>, cred: Principal, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
-    let id = parse_id(&id)?;
+    let id = query::record_id(&id)?;
     let body = action_body(req).await?;
     let mut w = st.app.ops.begin(&cred.actor).await?;
     let n = w.recover_webhook(id, &body).await?;
@@ -72,7 +73,7 @@ async fn replay_delivery(
     Path(id): Path<String>,
     req: Request,
 ) -> Result<Response> {
-    let id = parse_id(&id)?;
+    let id = query::record_id(&id)?;
     let body = action_body(req).await?;
     if let Some(k) = body.keys().next() {
         return Err(Error::validation(k.as_str(), "is not a parameter of this action; it takes no body"));
@@ -85,7 +86,7 @@ async fn replay_delivery(
 
 /// `201` with the attempts written (one per subscription).
 async fn replay_event(State(st): State<ApiState>, cred: Principal, idem: Idem, Path(id): Path<String>, req: Request) -> Result<Response> {
-    let id = parse_id(&id)?;
+    let id = query::record_id(&id)?;
     let body = action_body(req).await?;
     let mut w = st.app.ops.begin(&cred.actor).await?;
     let attempts = w.replay_event(id, &body).await?;
