@@ -98,26 +98,16 @@ pub async fn run(with: Background, interval: Option<Duration>, delivery_concurre
     let scheduler = {
         let (ops, stop, health) = (ops.clone(), stop.clone(), health.clone());
         move || {
-            let (ops, mut stop, health) = (ops.clone(), stop.clone(), health.clone());
+            let (ops, stop, health) = (ops.clone(), stop.clone(), health.clone());
             async move {
                 let Some(interval) = interval else { return };
-                loop {
+                let round = || async {
                     let started = std::time::Instant::now();
-                    match scheduler_round(&ops).await {
-                        Ok(_) => {
-                            health.succeeded(SCHEDULER);
-                            metrics::histogram!(m::SCHEDULER_ROUND).record(started.elapsed().as_secs_f64());
-                        }
-                        Err(e) => {
-                            health.failed(SCHEDULER, &e.to_string());
-                            tracing::error!(error = %e, "scheduler round failed; retrying next round");
-                        }
-                    }
-                    tokio::select! {
-                        _ = tokio::time::sleep(interval) => {}
-                        _ = stop.wait_for(|s| *s) => return,
-                    }
-                }
+                    let passed = scheduler_round(&ops).await?;
+                    metrics::histogram!(m::SCHEDULER_ROUND).record(started.elapsed().as_secs_f64());
+                    Ok(passed)
+                };
+                repeat(SCHEDULER, &health, stop, interval, None, round).await
             }
         }
     };
@@ -137,23 +127,10 @@ pub async fn run(with: Background, interval: Option<Duration>, delivery_concurre
     let worker = {
         let (ops, stop, health) = (ops.clone(), stop.clone(), health.clone());
         move || {
-            let (ops, mut stop, health) = (ops.clone(), stop.clone(), health.clone());
-            let queued = ops.signals().reports_queued.clone();
+            let (ops, stop, health) = (ops.clone(), stop.clone(), health.clone());
             async move {
-                loop {
-                    match reports::run_queued(&ops).await {
-                        Ok(_) => health.succeeded(REPORTS),
-                        Err(e) => {
-                            health.failed(REPORTS, &e.to_string());
-                            tracing::error!(error = %e, "report worker failed; retrying");
-                        }
-                    }
-                    tokio::select! {
-                        _ = queued.notified() => {}
-                        _ = tokio::time::sleep(Duration::from_secs(2)) => {}
-                        _ = stop.wait_for(|s| *s) => return,
-                    }
-                }
+                let queued = ops.signals().reports_queued.clone();
+                repeat(REPORTS, &health, stop, LOOK_EVERY, Some(queued), || reports::run_queued(&ops)).await
             }
         }
     };
@@ -183,6 +160,45 @@ pub async fn run(with: Background, interval: Option<Duration>, delivery_concurre
             }
         },
     );
+}
+
+/// How often a worker woken by its signal (reports, imports) also looks by itself: for
+/// work another process queued, or one that stopped left.
+pub const LOOK_EVERY: Duration = Duration::from_secs(2);
+
+/// A worker's loop: `round`, then again when `woken` is notified or `every` has passed,
+/// until `stop` turns true. Each round's outcome is the loop's health (`/readyz`); a
+/// failed round is logged with its worker's name and tried again next time.
+pub async fn repeat<T, Fut>(
+    name: &'static str,
+    health: &Health,
+    mut stop: watch::Receiver<bool>,
+    every: Duration,
+    woken: Option<std::sync::Arc<tokio::sync::Notify>>,
+    mut round: impl FnMut() -> Fut,
+) where
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    loop {
+        match round().await {
+            Ok(_) => health.succeeded(name),
+            Err(e) => {
+                health.failed(name, &e.to_string());
+                tracing::error!(error = %e, worker = name, "background round failed; retrying");
+            }
+        }
+        let signalled = async {
+            match &woken {
+                Some(n) => n.notified().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = signalled => {}
+            _ = tokio::time::sleep(every) => {}
+            _ = stop.wait_for(|s| *s) => return,
+        }
+    }
 }
 
 /// Makes every webhook delivery attempt due at the clock's time, and waits for them
