@@ -6,8 +6,6 @@
 //! locks the import); several imports take turns, a batch each, so one large file does
 //! not hold back another tenant's.
 
-use std::time::Duration;
-
 use tokio::sync::watch;
 
 use crate::error::Result;
@@ -18,8 +16,6 @@ use crate::store::{imports, Intent};
 
 /// The loop's name, as logs, metrics and readiness show it.
 pub const IMPORTS: &str = "imports";
-/// How often the worker looks for imports committed by other processes.
-const LOOK_EVERY: Duration = Duration::from_secs(2);
 
 /// Writes every committed import to its end, or until `stop` turns true (between
 /// batches: a batch is never cut); returns the batches written.
@@ -36,28 +32,20 @@ pub async fn run_committed(ops: &Operations, stop: Option<&watch::Receiver<bool>
             if stopping() {
                 return Ok(batches);
             }
-            if let Step::Wrote(_) = ops.commit_import_batch(tenant, livemode, id).await? {
-                batches += 1;
+            match ops.commit_import_batch(tenant, livemode, id).await? {
+                Step::Wrote(_) => batches += 1,
+                // The tables have grown, perhaps from nothing: the planner's statistics
+                // follow at once (bounded; nothing to do on PostgreSQL).
+                Step::Ended if batches > 0 => ops.store().refresh_statistics().await?,
+                Step::Ended => {}
             }
         }
     }
 }
 
 /// Runs the worker until `stop` turns true.
-pub async fn run(ops: Operations, mut stop: watch::Receiver<bool>, health: Health) {
+pub async fn run(ops: Operations, stop: watch::Receiver<bool>, health: Health) {
     let committed = ops.signals().imports_committed.clone();
-    loop {
-        match run_committed(&ops, Some(&stop)).await {
-            Ok(_) => health.succeeded(IMPORTS),
-            Err(e) => {
-                health.failed(IMPORTS, &e.to_string());
-                tracing::error!(error = %e, "import worker failed; retrying");
-            }
-        }
-        tokio::select! {
-            _ = committed.notified() => {}
-            _ = tokio::time::sleep(LOOK_EVERY) => {}
-            _ = stop.wait_for(|s| *s) => return,
-        }
-    }
+    let between_batches = stop.clone();
+    super::repeat(IMPORTS, &health, stop, super::LOOK_EVERY, Some(committed), || run_committed(&ops, Some(&between_batches))).await
 }

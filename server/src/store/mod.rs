@@ -79,6 +79,7 @@ pub struct Store {
     /// PostgreSQL connections held by `LISTEN`ers: taken from the pool for as long as
     /// they listen, so they are not counted as in use by work (`connections`).
     listening: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    /// When SQLite's planner statistics were last brought up to date (`refresh_statistics`).
-    analyzed: std::sync::Arc<std::sync::Mutex<Option<std::time::Instant>>>,
+    /// When SQLite's planner statistics were last brought up to date (`refresh_statistics`),
+    /// and how long until they are due again.
+    analyzed: std::sync::Arc<std::sync::Mutex<Option<(std::time::Instant, std::time::Duration)>>>,
 }

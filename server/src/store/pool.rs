@@ -51,7 +51,12 @@ pub(super) enum Pool {
 /// handed out; a busier one is not: sqlx already checks each connection as it comes back,
 /// and one lost in between fails its first statement, answered `503` and then discarded.
 const CHECK_IDLE_AFTER: Duration = Duration::from_secs(1);
-/// How often the scheduler brings SQLite's planner statistics up to date.
+/// How soon the scheduler brings SQLite's planner statistics up to date again: a minute
+/// after the first time, then twice as long each time, up to hourly. A new database's
+/// tables grow from nothing, and plans made from an empty table's statistics are the
+/// worst (a query walking a tenant's every event, `docs/benchmarks.md`); an hour's wait
+/// for the first correction was how one stayed wrong through a whole soak.
+const STATISTICS_FIRST: Duration = Duration::from_secs(60);
 const STATISTICS_EVERY: Duration = Duration::from_secs(3600);
 
 /// How long a request waits for a PostgreSQL connection before it is answered `503
@@ -179,15 +184,18 @@ impl Store {
                 conn.execute_batch("PRAGMA analysis_limit = 400; ANALYZE;")?;
             }
             read.manager().statistics_changed();
-            *self.analyzed.lock().map_err(|_| Error::internal(anyhow::anyhow!("a lock was poisoned")))? = Some(std::time::Instant::now());
+            let mut last = self.analyzed.lock().map_err(|_| Error::internal(anyhow::anyhow!("a lock was poisoned")))?;
+            let wait = last.map_or(STATISTICS_FIRST, |(_, wait)| (wait * 2).min(STATISTICS_EVERY));
+            *last = Some((std::time::Instant::now(), wait));
         }
         Ok(())
     }
 
-    /// [`Store::refresh_statistics`] when the last refresh is an hour old: tables grow.
+    /// [`Store::refresh_statistics`] when the last refresh is old enough: a minute at first,
+    /// then longer each time, up to an hour ([`STATISTICS_FIRST`]): tables grow.
     pub async fn refresh_statistics_if_due(&self) -> Result<()> {
         let due = match self.analyzed.lock() {
-            Ok(last) => last.is_none_or(|t| t.elapsed() >= STATISTICS_EVERY),
+            Ok(last) => last.is_none_or(|(at, wait)| at.elapsed() >= wait),
             Err(_) => true,
         };
         if due {
