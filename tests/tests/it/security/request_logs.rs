@@ -150,10 +150,19 @@ async fn no_secret_a_call_carried_is_ever_stored(app: &TestApp) {
     assert_eq!(used_log["credential_type"], "flow_token");
     assert_eq!(used_log["credential_id"], minted.body["data"]["id"]);
 
-    // The writer keeps the order of the calls: once the last is written, all are.
+    // Every call is recorded. A call is queued for the writer as its answer ends, so one
+    // answered just before the last may be written just after it: wait for all, a while.
     let last = app.call(key, "GET", "/v1/properties?limit=1", None).await;
     logged(app, false, key, &request_id(&last)).await;
-    let records = app.count_where("request_logs", &format!("tenant_id = '{}'", t.id)).await;
+    let started = std::time::Instant::now();
+    let mut records = 0;
+    while started.elapsed() < std::time::Duration::from_secs(30) {
+        records = app.count_where("request_logs", &format!("tenant_id = '{}'", t.id)).await;
+        if records > 40 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     assert!(records > 40, "every call was recorded ({records})");
     let stored = "COALESCE(path, '') || COALESCE(query, '') || COALESCE(CAST(request_headers AS TEXT), '') || COALESCE(request_body, '') \
                   || COALESCE(response_body, '') || COALESCE(user_agent, '') || COALESCE(idempotency_key, '') || COALESCE(key_prefix, '') \
