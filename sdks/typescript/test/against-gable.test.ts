@@ -302,7 +302,7 @@ describe("against Gable", () => {
     // The server runs with a low sandbox rate limit (sdks/run.sh); this burst exceeds it.
     const impatient = client({ maxRetries: 0 });
     await assert.rejects(async () => {
-      for (let i = 0; i < 40; i++) await impatient.units.page({ limit: 1 });
+      for (let i = 0; i < 400; i++) await impatient.units.page({ limit: 1 }); // stops at the first 429
     }, RateLimitError);
     const patient = client({ maxRetries: 5 });
     const started = performance.now();
