@@ -31,6 +31,17 @@ pub async fn commit(app: &TestApp, key: &str, id: &Value, body: Value) -> Value 
     read.body["data"].clone()
 }
 
+/// The property the tests' files refer to by the external id `P-1`.
+async fn property_p1(app: &TestApp, key: &str, name: &str) {
+    app.create(
+        key,
+        "properties",
+        json!({ "name": name, "kind": "residential", "external_id": "P-1",
+            "address": { "line1": "1 Main St", "city": "Leeds", "country": "GB" } }),
+    )
+    .await;
+}
+
 fn counts(import: &Value) -> [i64; 4] {
     ["created", "updated", "unchanged", "skipped"].map(|k| import[k].as_i64().unwrap_or(-1))
 }
@@ -44,13 +55,7 @@ async fn errors_of(app: &TestApp, key: &str, id: &Value) -> Vec<Value> {
 async fn a_file_is_checked_then_written_and_a_second_import_creates_nothing(app: &TestApp) {
     let t = app.tenant("Importer").await;
     let key = &t.test_key;
-    app.create(
-        key,
-        "properties",
-        json!({ "name": "Elm Court", "kind": "residential", "external_id": "P-1",
-            "address": { "line1": "1 Elm St", "city": "Leeds", "country": "GB" } }),
-    )
-    .await;
+    property_p1(app, key, "Elm Court").await;
     let csv = "external_id,property_id.external_id,number,bedrooms\n\
                U-1,P-1,1A,2\n\
                U-2,P-1,1B,abc\n\
@@ -176,13 +181,7 @@ both!(a_file_that_is_not_one_is_refused_whole_and_leaves_nothing);
 async fn an_import_cancelled_while_it_writes_stops_between_batches(app: &TestApp) {
     let t = app.tenant("Canceller").await;
     let key = &t.test_key;
-    app.create(
-        key,
-        "properties",
-        json!({ "name": "Ash Court", "kind": "residential", "external_id": "P-1",
-            "address": { "line1": "1 Ash St", "city": "Leeds", "country": "GB" } }),
-    )
-    .await;
+    property_p1(app, key, "Ash Court").await;
     // 40 batches: far more than the worker writes in the moment before the cancel.
     let mut csv = String::from("external_id,property_id.external_id,number\n");
     for i in 0..20_000 {
